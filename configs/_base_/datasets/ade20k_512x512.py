@@ -1,0 +1,5 @@
+# ADE20K (ADEChallengeData2016, 150 classes) at 512x512 crops: mmseg's own
+# recipe, unchanged (RandomResize to 2048x512 x 0.5..2.0, RandomCrop 512,
+# flip, photometric distortion; test Resize 2048x512). It defines
+# ``crop_size = (512, 512)`` for model configs' data_preprocessor.
+_base_ = ['mmseg::_base_/datasets/ade20k.py']

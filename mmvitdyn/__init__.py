@@ -1,0 +1,11 @@
+"""mmvitdyn: DyT and Cluster-Learngene Vision Transformers for OpenMMLab 2.x.
+
+Importing the package registers its modules in MMEngine's root registries,
+so configs of any scope (mmpretrain, mmdet, mmseg) find them through
+``custom_imports=dict(imports=['mmvitdyn'], allow_failed_imports=False)``.
+"""
+from . import datasets, engine, models  # noqa: F401
+from .utils import register_local_checkpoint_loader
+from .version import __version__  # noqa: F401
+
+register_local_checkpoint_loader()

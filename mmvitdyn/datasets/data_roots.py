@@ -1,0 +1,116 @@
+"""Check that the data a config reads exists, and say how to get what is not.
+
+Paths are joined as mmengine's ``BaseDataset`` joins them: ``ann_file`` and
+each ``data_prefix`` entry under ``data_root`` unless absolute.
+"""
+import os.path as osp
+from pathlib import PurePath
+from typing import Iterator, List, Optional, Tuple
+
+from .generators import GENERATORS
+
+DATALOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+
+# How to obtain each real data set, by its default data root.
+REAL_DATA_HINTS = {
+    'data/coco':
+    'download train2017.zip, val2017.zip and annotations_trainval2017.zip '
+    'from https://cocodataset.org/#download and unzip them into data/coco',
+    'data/ade/ADEChallengeData2016':
+    'download http://data.csail.mit.edu/places/ADEchallenge/'
+    'ADEChallengeData2016.zip and unzip it into data/ade',
+    'data/imagenet':
+    'download ILSVRC2012 from https://image-net.org and lay it out as '
+    "mmpretrain's ImageNet expects (data/imagenet/{train,val}/ and "
+    'meta/{train,val}.txt)',
+    'data/cifar100':
+    "mmpretrain's CIFAR100 downloads it on first use when online; offline, "
+    'unpack https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz into '
+    'data/cifar100',
+    'data/vtab-1k':
+    'get the VTAB-1K splits of the PEFT literature (as prepared by NOAH, '
+    'https://github.com/ZhangYuanhan-AI/NOAH: <task>/images/, '
+    'train800val200.txt, test.txt) into data/vtab-1k',
+}
+
+
+def leaf_datasets(dataset: dict, where: str) -> Iterator[Tuple[str, dict]]:
+    """Dataset configs inside wrappers (``RepeatDataset``'s ``dataset``,
+    ``ConcatDataset``'s ``datasets``), each with its place in the config."""
+    if 'dataset' in dataset:
+        yield from leaf_datasets(dataset['dataset'], f'{where}.dataset')
+    elif 'datasets' in dataset:
+        for index, child in enumerate(dataset['datasets']):
+            yield from leaf_datasets(child, f'{where}.datasets[{index}]')
+    else:
+        yield where, dataset
+
+
+def dataset_paths(dataset: dict) -> List[Tuple[str, str]]:
+    """(field, path) of what a dataset config reads: its ``data_root``, then
+    its ``data_prefix`` folders and ``ann_file`` joined onto it."""
+    root = dataset.get('data_root') or ''
+    paths = [('data_root', root)] if root else []
+    prefixes = dataset.get('data_prefix') or {}
+    if isinstance(prefixes, str):
+        prefixes = {'img_path': prefixes}
+    paths += [(f'data_prefix.{key}', osp.join(root, prefix))
+              for key, prefix in prefixes.items() if prefix]
+    if dataset.get('ann_file'):
+        paths.append(('ann_file', osp.join(root, dataset['ann_file'])))
+    return paths
+
+
+def _end_of(parts: Tuple[str, ...], known: str) -> Optional[int]:
+    """Index just past the first run of ``known``'s components in
+    ``parts``, or None."""
+    wanted = PurePath(known).parts
+    for start in range(len(parts) - len(wanted) + 1):
+        if parts[start:start + len(wanted)] == wanted:
+            return start + len(wanted)
+    return None
+
+
+def how_to_get(path: str) -> str:
+    """The command that generates the set ``path`` belongs to, or the hint
+    on how to obtain the real set."""
+    parts = PurePath(osp.normpath(path)).parts
+    for generator in GENERATORS.values():
+        end = _end_of(parts, generator.default_root)
+        if end is not None:
+            root = str(PurePath(*parts[:end]))
+            return f'create it with: {generator.command(root)}'
+    for root, hint in REAL_DATA_HINTS.items():
+        if _end_of(parts, root) is not None:
+            return hint
+    known = [g.default_root
+             for g in GENERATORS.values()] + list(REAL_DATA_HINTS)
+    return f'it is none of the known data roots {known}'
+
+
+def check_data_roots(cfg) -> None:
+    """Raise if a dataloader of ``cfg`` reads a path that does not exist.
+
+    Args:
+        cfg (mmengine.Config | dict): Config with any of
+            ``train_dataloader``, ``val_dataloader``, ``test_dataloader``.
+
+    Raises:
+        FileNotFoundError: One line per missing path (the first missing one
+            of each dataset), naming the config field, the path and how to
+            create or obtain it.
+    """
+    missing = {}
+    for loader in DATALOADERS:
+        dataset = (cfg.get(loader) or {}).get('dataset')
+        if not dataset:
+            continue
+        for where, leaf in leaf_datasets(dataset, f'{loader}.dataset'):
+            for field, path in dataset_paths(leaf):
+                if not osp.exists(path):
+                    missing.setdefault(
+                        path, f'{where}.{field} {path!r} does not exist; '
+                        f'{how_to_get(path)}')
+                    break
+    if missing:
+        raise FileNotFoundError('\n'.join(missing.values()))

@@ -1,0 +1,112 @@
+"""What ``tools/train.py`` and ``tools/test.py`` share: config loading,
+command-line overrides and Runner construction for mmpretrain, mmdet and
+mmseg configs alike (chosen by the config's ``default_scope``)."""
+import os.path as osp
+from typing import Optional
+
+from mmengine.config import Config
+from mmengine.device import get_device
+from mmengine.registry import RUNNERS
+from mmengine.runner import Runner
+
+from ..datasets import check_data_roots
+from .distributed import init_cpu_distributed
+
+# How each supported scope switches on drawing predictions and dumping them.
+SCOPES = {
+    'mmpretrain': dict(vis_on=dict(enable=True), vis_dir_key='out_dir', dump='DumpResults'),
+    'mmdet': dict(vis_on=dict(draw=True), vis_dir_key='test_out_dir', dump='DumpDetResults'),
+    'mmseg': dict(vis_on=dict(draw=True), vis_dir_key=None, dump='DumpResults'),
+}
+
+
+class SetupError(Exception):
+    """A command-line or config problem the user can fix; tools print it plainly."""
+
+
+def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:
+    """Read a config, apply ``--cfg-options`` and check its ``default_scope``."""
+    if not osp.isfile(path):
+        raise SetupError(f'config file {path!r} does not exist (configs live under configs/, '
+                         'e.g. configs/vit/)')
+    cfg = Config.fromfile(path)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    scope = cfg.get('default_scope')
+    if scope not in SCOPES:
+        raise SetupError(f'{path}: default_scope={scope!r} is not supported; '
+                         f'use one of {sorted(SCOPES)}')
+    return cfg
+
+
+def set_work_dir(cfg: Config, work_dir: Optional[str], config_path: str) -> None:
+    """Command line > config > ``./work_dirs/<config name>``."""
+    if work_dir is not None:
+        cfg.work_dir = work_dir
+    elif cfg.get('work_dir') is None:
+        cfg.work_dir = osp.join('./work_dirs', osp.splitext(osp.basename(config_path))[0])
+
+
+def _has_accelerator() -> bool:
+    return get_device() != 'cpu'
+
+
+def enable_amp(cfg: Config) -> None:
+    """Switch the optimiser wrapper to mixed precision (``--amp``)."""
+    if not _has_accelerator():
+        raise SetupError('--amp needs a GPU (mmengine AmpOptimWrapper asserts one) and none is '
+                         'visible; on the CPU train without --amp')
+    if cfg.optim_wrapper.get('type') != 'AmpOptimWrapper':
+        cfg.optim_wrapper.type = 'AmpOptimWrapper'
+        cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+
+
+def set_resume(cfg: Config, resume: Optional[str]) -> None:
+    """``--resume`` alone resumes from the latest checkpoint of the work dir."""
+    if resume == 'auto':
+        cfg.resume, cfg.load_from = True, None
+    elif resume is not None:
+        cfg.resume, cfg.load_from = True, resume
+
+
+def enable_visualization(cfg: Config, show_dir: str) -> None:
+    """Draw predictions of the test set into ``show_dir``."""
+    scope = SCOPES[cfg.default_scope]
+    hook = cfg.default_hooks.get('visualization')
+    if hook is None:
+        raise SetupError('--show-dir needs default_hooks.visualization in the config')
+    hook.update(scope['vis_on'])
+    if scope['vis_dir_key']:
+        hook[scope['vis_dir_key']] = show_dir
+    else:
+        cfg.visualizer['save_dir'] = show_dir
+
+
+def add_dump_results(cfg: Config, out_file: str) -> None:
+    """Also dump the raw predictions of the test set to ``out_file`` (.pkl)."""
+    if not out_file.endswith(('.pkl', '.pickle')):
+        raise SetupError(f'--out {out_file!r}: the file must end with .pkl or .pickle')
+    dump = dict(type=SCOPES[cfg.default_scope]['dump'], out_file_path=out_file)
+    evaluators = cfg.test_evaluator
+    cfg.test_evaluator = (list(evaluators) if isinstance(evaluators, (list, tuple))
+                          else [evaluators]) + [dump]
+
+
+def build_runner(cfg: Config) -> Runner:
+    """Check what would only fail later (data, AMP, CPU distribution), then build."""
+    try:
+        check_data_roots(cfg)
+    except FileNotFoundError as err:
+        raise SetupError(str(err)) from err
+    if cfg.get('optim_wrapper', {}).get('type') == 'AmpOptimWrapper' and not _has_accelerator():
+        raise SetupError('optim_wrapper type AmpOptimWrapper needs a GPU and none is visible; '
+                         "on the CPU use --cfg-options optim_wrapper.type=OptimWrapper")
+    if cfg.get('launcher', 'none') != 'none' and not _has_accelerator():
+        if cfg.launcher != 'pytorch':
+            raise SetupError(f'--launcher {cfg.launcher} on the CPU is not supported; '
+                             'use tools/dist_train.sh (--launcher pytorch) with the gloo backend')
+        try:
+            init_cpu_distributed(cfg)
+        except RuntimeError as err:
+            raise SetupError(str(err)) from err
+    return RUNNERS.build(cfg) if 'runner_type' in cfg else Runner.from_cfg(cfg)

@@ -1,0 +1,3 @@
+from .vit import ViT
+
+__all__ = ['ViT']

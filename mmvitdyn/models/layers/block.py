@@ -1,0 +1,48 @@
+"""Pre-norm transformer block."""
+from typing import Optional
+
+import torch
+from mmcv.cnn import build_norm_layer
+from mmcv.cnn.bricks import DropPath
+from torch import nn
+
+from .attention import Attention
+from .mlp import Mlp
+
+
+class Block(nn.Module):
+    """x = x + Attn(LN(x)); x = x + MLP(LN(x)).
+
+    Args:
+        dim (int): Token width C.
+        num_heads (int): Attention heads.
+        mlp_hidden_dim (int): Hidden width of the MLP.
+        head_dim (int, optional): Width of one head. Defaults to C // num_heads.
+        qkv_bias (bool): Bias in the q/k/v projection. Defaults to True.
+        drop (float): Dropout after projections. Defaults to 0.
+        attn_drop (float): Dropout on attention weights. Defaults to 0.
+        drop_path (float): Stochastic depth rate. Defaults to 0.
+        norm_cfg (dict): Norm layer config. Defaults to LayerNorm, eps 1e-6.
+    """
+
+    def __init__(self,
+                 dim: int,
+                 num_heads: int,
+                 mlp_hidden_dim: int,
+                 head_dim: Optional[int] = None,
+                 qkv_bias: bool = True,
+                 drop: float = 0.,
+                 attn_drop: float = 0.,
+                 drop_path: float = 0.,
+                 norm_cfg: dict = dict(type='LN', eps=1e-6)):
+        super().__init__()
+        self.norm1 = build_norm_layer(norm_cfg, dim)[1]
+        self.attn = Attention(dim, num_heads, head_dim, qkv_bias, attn_drop, drop)
+        self.norm2 = build_norm_layer(norm_cfg, dim)[1]
+        self.mlp = Mlp(dim, mlp_hidden_dim, drop)
+        self.drop_path = DropPath(drop_path) if drop_path > 0 else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, N, C) -> (B, N, C)."""
+        x = x + self.drop_path(self.attn(self.norm1(x)))
+        return x + self.drop_path(self.mlp(self.norm2(x)))

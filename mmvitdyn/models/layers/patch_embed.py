@@ -1,0 +1,31 @@
+"""Image to patch tokens."""
+from typing import Tuple
+
+import torch
+from torch import nn
+
+
+class PatchEmbed(nn.Module):
+    """Split an image into non-overlapping patches and project each to a token.
+
+    Args:
+        patch_size (int): Side of a square patch in pixels.
+        in_channels (int): Image channels.
+        embed_dims (int): Token width C.
+    """
+
+    def __init__(self, patch_size: int, in_channels: int, embed_dims: int):
+        super().__init__()
+        self.patch_size = patch_size
+        self.proj = nn.Conv2d(in_channels, embed_dims, patch_size, stride=patch_size)
+
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, Tuple[int, int]]:
+        """(B, in_channels, H, W) -> tokens (B, H/p * W/p, C) and the grid (H/p, W/p)."""
+        h, w = x.shape[-2:]
+        if h % self.patch_size or w % self.patch_size:
+            raise ValueError(
+                f'input size {h}x{w} is not a multiple of patch_size={self.patch_size}; '
+                'resize or pad the image (e.g. a Pad transform with size_divisor) first')
+        x = self.proj(x)
+        grid = (x.shape[2], x.shape[3])
+        return x.flatten(2).transpose(1, 2), grid

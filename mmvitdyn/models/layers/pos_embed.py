@@ -1,0 +1,36 @@
+"""Position-embedding helpers (pure functions)."""
+from typing import Tuple
+
+import torch
+import torch.nn.functional as F
+
+
+def resize_pos_embed(pos_embed: torch.Tensor,
+                     src_grid: Tuple[int, int],
+                     dst_grid: Tuple[int, int],
+                     num_extra_tokens: int = 1,
+                     mode: str = 'bicubic') -> torch.Tensor:
+    """Interpolate a learned position embedding to another patch grid.
+
+    Args:
+        pos_embed (Tensor): (1, num_extra_tokens + h_src * w_src, C).
+        src_grid (tuple): (h_src, w_src) the embedding was learned for.
+        dst_grid (tuple): (h_dst, w_dst) wanted.
+        num_extra_tokens (int): Leading tokens (class token ...) kept as they are.
+        mode (str): Interpolation mode of ``F.interpolate``.
+
+    Returns:
+        Tensor: (1, num_extra_tokens + h_dst * w_dst, C).
+    """
+    src_grid, dst_grid = tuple(src_grid), tuple(dst_grid)
+    if src_grid == dst_grid:
+        return pos_embed
+    expected = num_extra_tokens + src_grid[0] * src_grid[1]
+    if pos_embed.shape[1] != expected:
+        raise ValueError(f'pos_embed has {pos_embed.shape[1]} tokens, but grid {src_grid} '
+                         f'with {num_extra_tokens} extra tokens needs {expected}')
+    extra, grid = pos_embed[:, :num_extra_tokens], pos_embed[:, num_extra_tokens:]
+    grid = grid.reshape(1, *src_grid, -1).permute(0, 3, 1, 2)
+    grid = F.interpolate(grid.float(), size=dst_grid, mode=mode, align_corners=False)
+    grid = grid.to(pos_embed.dtype).flatten(2).transpose(1, 2)
+    return torch.cat([extra, grid], dim=1)

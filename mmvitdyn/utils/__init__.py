@@ -1,0 +1,3 @@
+from .checkpoint_loader import load_local_checkpoint, register_local_checkpoint_loader
+
+__all__ = ['load_local_checkpoint', 'register_local_checkpoint_loader']

@@ -1,0 +1,53 @@
+"""Evaluate a checkpoint with an mmpretrain, mmdet or mmseg config.
+
+    python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
+                         [--show-dir DIR] [--cfg-options k=v ...] [--launcher ...]
+"""
+import argparse
+import os
+import os.path as osp
+
+from mmengine.config import DictAction
+
+import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
+from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, build_runner,
+                                          enable_visualization, load_config, set_work_dir)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description='Test (evaluate) a checkpoint')
+    parser.add_argument('config', help='test config file path')
+    parser.add_argument('checkpoint', help='checkpoint file')
+    parser.add_argument('--work-dir', help='directory for the evaluation logs')
+    parser.add_argument('--out', help='also dump the predictions to this .pkl file')
+    parser.add_argument('--show-dir', help='draw the predictions into this directory')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config entries, e.g. test_dataloader.batch_size=1')
+    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    args = parser.parse_args(argv)
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return parser, args
+
+
+def main(argv=None):
+    parser, args = parse_args(argv)
+    try:
+        if not osp.isfile(args.checkpoint):
+            raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
+        cfg = load_config(args.config, args.cfg_options)
+        cfg.launcher = args.launcher
+        set_work_dir(cfg, args.work_dir, args.config)
+        cfg.load_from = args.checkpoint
+        if args.show_dir:
+            enable_visualization(cfg, args.show_dir)
+        if args.out:
+            add_dump_results(cfg, args.out)
+        runner = build_runner(cfg)
+    except SetupError as err:
+        parser.error(str(err))
+    runner.test()
+
+
+if __name__ == '__main__':
+    main()
