@@ -1,9 +1,11 @@
 """The demo: the main job of mmvitdyn on the embedded data, on the CPU.
 
 1. generate the embedded data sets (scikit-learn digits, COCO/ADE shapes);
-2. train a small ViT classifier on digits with ``tools/train.py``;
-3. evaluate its best checkpoint with ``tools/test.py``;
-4. print a summary: top-1, time, where the checkpoint and logs are.
+2. train a small ViT classifier on digits with ``tools/train.py`` and
+   evaluate its best checkpoint with ``tools/test.py``;
+3. fine-tune a DyT model (frozen ViT + adapters + token dispatchers) from
+   that ViT and evaluate it;
+4. print a summary: top-1, activation rate, time, checkpoints and logs.
 
     python tools/demo.py [--work-dir work_dirs/demo] [--epochs N]
 """
@@ -18,6 +20,7 @@ import time
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 VIT_CONFIG = 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
+DYT_CONFIG = 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
 
 
 def parse_args():
@@ -56,6 +59,18 @@ def best_checkpoint(work_dir: str) -> str:
         return f.read().strip()
 
 
+def train_and_test(config: str, work_dir: str, *cfg_options: str) -> dict:
+    """Train ``config`` and evaluate its best checkpoint; return what the summary needs."""
+    options = ['--cfg-options', *cfg_options] if cfg_options else []
+    start = time.time()
+    run_tool('train.py', config, '--work-dir', work_dir, *options)
+    minutes = (time.time() - start) / 60
+    ckpt = best_checkpoint(work_dir)
+    test_dir = osp.join(work_dir, 'test')
+    run_tool('test.py', config, ckpt, '--work-dir', test_dir, *options)
+    return dict(metrics=last_metrics(test_dir), minutes=minutes, ckpt=ckpt, logs=work_dir)
+
+
 def main():
     args = parse_args()
     os.chdir(REPO)
@@ -66,24 +81,23 @@ def main():
         generated = generator.generate(generator.default_root)
         print(f'[demo] {name}: {generated}')
 
-    vit_dir = osp.join(args.work_dir, 'vit-digits')
-    banner('2/3 train a small ViT on digits (CPU)')
-    start = time.time()
-    extra = ['--cfg-options', f'train_cfg.max_epochs={args.epochs}'] if args.epochs else []
-    run_tool('train.py', VIT_CONFIG, '--work-dir', vit_dir, *extra)
-    train_time = time.time() - start
+    epochs = [f'train_cfg.max_epochs={args.epochs}'] if args.epochs else []
+    banner('2/3 train and evaluate a small ViT on digits (CPU)')
+    vit = train_and_test(VIT_CONFIG, osp.join(args.work_dir, 'vit-digits'), *epochs)
 
-    banner('3/3 evaluate the best checkpoint')
-    ckpt = best_checkpoint(vit_dir)
-    test_dir = osp.join(vit_dir, 'test')
-    run_tool('test.py', VIT_CONFIG, ckpt, '--work-dir', test_dir)
-    metrics = last_metrics(test_dir)
+    banner('3/3 DyT: fine-tune adapters + token dispatchers on the frozen ViT')
+    dyt = train_and_test(DYT_CONFIG, osp.join(args.work_dir, 'dyt-digits'), *epochs,
+                         f'model.backbone.init_cfg.checkpoint={vit["ckpt"]}')
 
-    banner('summary')
-    print(f'  ViT (6 layers, 192 wide) on digits, val top-1: {metrics["accuracy/top1"]:.2f}%')
-    print(f'  training time: {train_time / 60:.1f} min')
-    print(f'  checkpoint:    {ckpt}')
-    print(f'  logs:          {vit_dir}/<timestamp>/ (train), {test_dir}/<timestamp>/ (test)')
+    banner('summary (digits val set, 359 images)')
+    print(f'  {"model":<34}{"top-1":>8}{"act. rate":>11}{"train min":>11}')
+    for name, run in (('ViT (6 layers, 192 wide), dense', vit),
+                      ('DyT on that ViT, MLP dispatch', dyt)):
+        rate = run['metrics'].get('act_rate', 1.0)
+        print(f'  {name:<34}{run["metrics"]["accuracy/top1"]:>7.2f}%{rate:>11.2f}'
+              f'{run["minutes"]:>11.1f}')
+    for name, run in (('ViT', vit), ('DyT', dyt)):
+        print(f'  {name} checkpoint: {run["ckpt"]}   logs: {run["logs"]}/<timestamp>/')
 
 
 if __name__ == '__main__':

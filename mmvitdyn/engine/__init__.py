@@ -1,3 +1,7 @@
 from .distributed import CPUDistributedDataParallel, init_cpu_distributed
+from .hooks import DispatchRateHook, GumbelTemperatureHook
 
-__all__ = ['CPUDistributedDataParallel', 'init_cpu_distributed']
+__all__ = [
+    'CPUDistributedDataParallel', 'DispatchRateHook', 'GumbelTemperatureHook',
+    'init_cpu_distributed'
+]

@@ -1,3 +1,4 @@
+from .dyt_vit import DyTViT
 from .vit import ViT
 
-__all__ = ['ViT']
+__all__ = ['DyTViT', 'ViT']

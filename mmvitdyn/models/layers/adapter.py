@@ -62,8 +62,9 @@ class MoEAdapter(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        for expert in self.down_weight:  # (C, d), same bound as nn.Linear(C, d)
-            nn.init.kaiming_uniform_(expert.T, a=math.sqrt(5))
+        # Kaiming-uniform as nn.Linear(C, d): bound 1 / sqrt(fan_in = C).
+        bound = 1 / math.sqrt(self.down_weight.shape[1])
+        nn.init.uniform_(self.down_weight, -bound, bound)
         nn.init.normal_(self.router.weight, std=0.02)
         for p in (self.router.bias, self.down_bias, self.up_weight, self.up_bias):
             nn.init.zeros_(p)

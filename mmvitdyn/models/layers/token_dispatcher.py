@@ -1,5 +1,6 @@
 """DyT token dispatcher: per token, per block part, run it or skip it."""
 import torch
+from mmengine.model.weight_init import trunc_normal_
 from torch import nn
 
 
@@ -25,6 +26,12 @@ class TokenDispatcher(nn.Module):
         self.gate = nn.Linear(dim, 1)
         self.tau = tau
         self.gumbel = gumbel
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Initialise like the ViT's linears: about half the tokens start active."""
+        trunc_normal_(self.gate.weight, std=.02)
+        nn.init.zeros_(self.gate.bias)
 
     def forward(self, x: torch.Tensor, num_extra_tokens: int = 1) -> torch.Tensor:
         """Tokens (B, N, C) -> mask (B, N): exactly 0/1 values."""

@@ -1,0 +1,3 @@
+from .dyt_classifier import DyTImageClassifier
+
+__all__ = ['DyTImageClassifier']

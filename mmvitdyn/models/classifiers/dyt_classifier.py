@@ -1,0 +1,126 @@
+"""Image classifier trained with DyT's losses."""
+from typing import Dict, List, Optional
+
+import torch
+import torch.nn.functional as F
+from mmengine.optim import OptimWrapper
+from mmengine.registry import MODELS
+from mmpretrain.models import ImageClassifier
+from mmpretrain.structures import DataSample
+
+
+def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
+    """Back-propagate one part of an iteration's loss at once, freeing its graph.
+
+    Gradients accumulate with those of the ``update_params`` call that ends
+    the iteration; the part is scaled like the rest (gradient accumulation,
+    AMP loss scaling) but not counted as an iteration of its own.
+    """
+    loss = optim_wrapper.scale_loss(loss)
+    scaler = getattr(optim_wrapper, 'loss_scaler', None)
+    (scaler.scale(loss) if scaler is not None else loss).backward()
+
+
+@MODELS.register_module()
+class DyTImageClassifier(ImageClassifier):
+    """ImageClassifier with Dynamic Tuning's training objective.
+
+    Each training step runs the backbone twice with shared weights: the
+    *complete* pass (every token through every block part) gives logits z',
+    the *dynamic* pass (dispatch masks applied) gives z, and::
+
+        L = CE(z, y) + CE(z', y) + KL(softmax(z') || softmax(z))
+            + rate_loss_weight * (mean activation - target_rate)^2
+
+    (z' detached in the KL term). The complete pass is back-propagated before
+    the dynamic pass runs, so the two graphs are never held together. Under
+    a distributed wrapper (which calls :meth:`loss` instead of
+    :meth:`train_step`) both passes share one graph: same gradients, more memory.
+
+    Args:
+        complete_loss (bool): Add CE of the complete pass. Defaults to True.
+        distill_loss (bool): Add the KL distillation term. Defaults to True.
+        rate_loss_weight (float): Weight of the activation-rate loss; 0 turns
+            it off. Defaults to 2.
+        **kwargs: Arguments of mmpretrain's ``ImageClassifier``.
+    """
+
+    def __init__(self,
+                 *args,
+                 complete_loss: bool = True,
+                 distill_loss: bool = True,
+                 rate_loss_weight: float = 2.0,
+                 **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ('complete_mode', 'rate_loss', 'activation_rates'):
+            if not hasattr(self.backbone, name):
+                raise TypeError(f'DyTImageClassifier needs a DyT backbone (e.g. DyTViT); '
+                                f'{type(self.backbone).__name__} has no {name}()')
+        if rate_loss_weight < 0:
+            raise ValueError(f'rate_loss_weight must be >= 0, got {rate_loss_weight}')
+        self.complete_loss = complete_loss
+        self.distill_loss = distill_loss
+        self.rate_loss_weight = rate_loss_weight
+
+    @property
+    def dispatching(self) -> bool:
+        return getattr(self.backbone, 'dispatch', None) is not None
+
+    @property
+    def needs_complete_pass(self) -> bool:
+        return self.dispatching and (self.complete_loss or self.distill_loss)
+
+    def complete_logits(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Logits (B, num_classes) with every token through every block part."""
+        with self.backbone.complete_mode():
+            return self.head(self.extract_feat(inputs))
+
+    def dynamic_losses(self, inputs: torch.Tensor, data_samples: List[DataSample],
+                       teacher: Optional[torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Losses of the dynamic pass, plus activation rates to log."""
+        logits = self.head(self.extract_feat(inputs))
+        losses = {'loss_cls': self.head._get_loss(logits, data_samples)['loss']}
+        if self.dispatching:
+            if self.distill_loss and teacher is not None:
+                losses['loss_distill'] = F.kl_div(
+                    F.log_softmax(logits, dim=-1), F.softmax(teacher, dim=-1), reduction='batchmean')
+            if self.rate_loss_weight > 0:
+                losses['loss_rate'] = self.rate_loss_weight * self.backbone.rate_loss()
+            losses.update({k: logits.new_tensor(v)
+                           for k, v in self.backbone.activation_rates().items()})
+        return losses
+
+    def loss(self, inputs: torch.Tensor, data_samples: List[DataSample]) -> dict:
+        """All DyT losses in one graph (used under distributed wrappers)."""
+        losses = {}
+        teacher = None
+        if self.needs_complete_pass:
+            complete = self.complete_logits(inputs)
+            if self.complete_loss:
+                losses['loss_cls_complete'] = self.head._get_loss(complete, data_samples)['loss']
+            teacher = complete.detach()
+        losses.update(self.dynamic_losses(inputs, data_samples, teacher))
+        return losses
+
+    def train_step(self, data, optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:
+        """One DyT step: complete pass back-propagated first, then the dynamic pass."""
+        logged = {}
+        with optim_wrapper.optim_context(self):
+            data = self.data_preprocessor(data, True)
+            inputs, data_samples = data['inputs'], data['data_samples']
+            teacher = None
+            if self.needs_complete_pass:
+                complete = self.complete_logits(inputs)
+                if self.complete_loss:
+                    loss_complete = self.head._get_loss(complete, data_samples)['loss']
+                    backward_now(optim_wrapper, loss_complete)
+                    logged['loss_cls_complete'] = loss_complete.detach()
+                teacher = complete.detach()
+                del complete
+            losses = self.dynamic_losses(inputs, data_samples, teacher)
+        parsed, log_vars = self.parse_losses(losses)
+        optim_wrapper.update_params(parsed)
+        log_vars.update(logged)
+        if 'loss_cls_complete' in logged:
+            log_vars['loss'] = log_vars['loss'] + logged['loss_cls_complete']
+        return log_vars

@@ -1,0 +1,109 @@
+"""Running a block part on the active tokens only.
+
+Two forms of each operation, equal in evaluation mode:
+- *masked* (training): every token is computed and the result is multiplied
+  by the mask, so gradients reach the dispatcher through the
+  straight-through mask;
+- *packed* (inference): only active tokens are computed, gathered across the
+  whole batch into one matrix and scattered back, so FLOPs and time fall
+  with the activation rate.
+Masks are (B, N) with exactly 0/1 values; the first token(s) are always active.
+"""
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from .attention import Attention
+
+
+def masked_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
+                mask: torch.Tensor) -> torch.Tensor:
+    """``fn(x) * mask`` for a token-wise ``fn``: x (B, N, C), mask (B, N)."""
+    return fn(x) * mask.unsqueeze(-1)
+
+
+def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
+                mask: torch.Tensor) -> torch.Tensor:
+    """``fn`` on the active rows of the whole batch at once, zeros elsewhere.
+
+    Args:
+        fn: Token-wise map (T, C) -> (T, C_out).
+        x (Tensor): (B, N, C).
+        mask (Tensor): (B, N), nonzero = active.
+
+    Returns:
+        Tensor: (B, N, C_out).
+    """
+    active = mask.flatten() != 0
+    if bool(active.all()):
+        return fn(x)
+    b, n, c = x.shape
+    index = active.nonzero().squeeze(1)
+    rows = fn(x.reshape(b * n, c).index_select(0, index))
+    out = rows.new_zeros(b * n, rows.shape[-1])
+    return out.index_copy_(0, index, rows).view(b, n, -1)
+
+
+def masked_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Attention among active tokens, differentiable in ``mask``.
+
+    Inactive tokens serve as neither key/value (their softmax weight is
+    multiplied by the mask before normalising) nor query (their output is
+    multiplied by the mask).
+
+    Args:
+        attn (Attention): The attention module.
+        x (Tensor): Normalised tokens (B, N, C).
+        mask (Tensor): (B, N) 0/1 mask (may carry straight-through gradients).
+
+    Returns:
+        Tensor: (B, N, C).
+    """
+    b, n, _ = x.shape
+    q, k, v = attn.qkv_heads(x).unbind(0)
+    scores = (q @ k.transpose(-2, -1)) * attn.head_dim**-0.5
+    key_mask = mask[:, None, None, :]
+    # Stabilise with the maximum over active keys; inactive keys get weight 0.
+    peak = scores.masked_fill(key_mask == 0, float('-inf')).amax(-1, keepdim=True).detach()
+    weights = torch.exp((scores - peak).clamp(max=0)) * key_mask
+    weights = weights / weights.sum(-1, keepdim=True)
+    weights = F.dropout(weights, attn.attn_drop, attn.training)
+    out = (weights @ v).transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)
+    return attn.proj_drop(attn.proj(out)) * mask.unsqueeze(-1)
+
+
+def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Attention computed on active tokens only, zeros for inactive ones.
+
+    The q/k/v and output projections run on the packed active rows of the
+    whole batch; the attention itself runs on the active tokens of each image,
+    padded to the longest image of the batch and masked.
+
+    Args:
+        attn (Attention): The attention module.
+        x (Tensor): Normalised tokens (B, N, C).
+        mask (Tensor): (B, N), nonzero = active.
+
+    Returns:
+        Tensor: (B, N, C).
+    """
+    active = mask != 0
+    if bool(active.all()):
+        return attn(x)
+    b, n, c = x.shape
+    heads, head_dim = attn.num_heads, attn.head_dim
+    index = active.flatten().nonzero().squeeze(1)
+    qkv = attn.qkv(x.reshape(b * n, c).index_select(0, index))
+    lengths = active.sum(1)
+    length = int(lengths.max())
+    image = torch.div(index, n, rounding_mode='floor')
+    slot = (active.cumsum(1) - 1).flatten().index_select(0, index)
+    padded = qkv.new_zeros(b, length, qkv.shape[-1])
+    padded[image, slot] = qkv
+    q, k, v = padded.view(b, length, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
+    valid = torch.arange(length, device=x.device) < lengths[:, None]
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=valid[:, None, None, :])
+    out = attn.proj(out.transpose(1, 2)[image, slot].reshape(-1, heads * head_dim))
+    result = out.new_zeros(b * n, c)
+    return result.index_copy_(0, index, out).view(b, n, c)

@@ -1,0 +1,111 @@
+"""Transformer block with DyT adapter and token dispatch."""
+from typing import Dict, Optional
+
+import torch
+from torch import nn
+
+from .adapter import Adapter, MoEAdapter
+from .block import Block
+from .dispatch_ops import masked_attention, masked_rows, packed_attention, packed_rows
+from .token_dispatcher import TokenDispatcher
+
+# Which block parts each dispatch variant gates (paper Sec. 3.3).
+DISPATCH_PARTS = {
+    'mlp': ('mlp', ),
+    'attn': ('attn', ),
+    'attn_mlp': ('attn', 'mlp'),
+    'layer': ('layer', ),
+}
+
+
+def build_adapter(dim: int, bottleneck: int, scale: float = 0.1, dropout: float = 0.1,
+                  num_experts: int = 1) -> nn.Module:
+    """An :class:`Adapter`, or a :class:`MoEAdapter` when ``num_experts > 1``."""
+    if num_experts > 1:
+        return MoEAdapter(dim, bottleneck, num_experts, scale, dropout)
+    return Adapter(dim, bottleneck, scale, dropout)
+
+
+class DyTBlock(Block):
+    """``X' = Block(TD(X)) + Adapter(X)``: a block whose tokens may skip parts.
+
+    With MLP dispatch (the default)::
+
+        x = x + Attn(LN1(x))
+        x = x + m * MLP(LN2(x)) + Adapter(x)
+
+    Attention dispatch lets inactive tokens neither query nor serve as
+    key/value; layer dispatch gates attention and MLP with one mask;
+    attention-MLP dispatch uses one dispatcher for each. The adapter runs on
+    every token and reads the residual the MLP reads.
+
+    Args:
+        dispatch (str, optional): 'mlp', 'attn', 'attn_mlp', 'layer', or None
+            (no dispatch: every token through every part).
+        adapter_cfg (dict, optional): Arguments of :func:`build_adapter`
+            except ``dim``; None for no adapter.
+        dispatcher_cfg (dict): Arguments of :class:`TokenDispatcher` except ``dim``.
+        num_extra_tokens (int): Leading tokens that are never dispatched.
+        **kwargs: Arguments of :class:`Block`.
+
+    Attributes:
+        complete (bool): When True every token runs every part (the complete
+            model of DyT's training), dispatchers are not evaluated.
+        packed (bool): In evaluation, compute active tokens only (True) or
+            compute all and mask (False; same outputs, no speed-up).
+        masks (dict): Part name -> (B, N) mask of the last forward.
+    """
+
+    def __init__(self,
+                 dispatch: Optional[str] = 'mlp',
+                 adapter_cfg: Optional[dict] = None,
+                 dispatcher_cfg: dict = dict(),
+                 num_extra_tokens: int = 1,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if dispatch is not None and dispatch not in DISPATCH_PARTS:
+            raise ValueError(f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
+        dim = kwargs['dim']
+        self.dispatch = dispatch
+        self.dispatchers = nn.ModuleDict({
+            part: TokenDispatcher(dim, **dispatcher_cfg)
+            for part in DISPATCH_PARTS.get(dispatch, ())
+        })
+        self.adapter = build_adapter(dim, **adapter_cfg) if adapter_cfg is not None else None
+        self.num_extra_tokens = num_extra_tokens
+        self.complete = False
+        self.packed = True
+        self.masks: Dict[str, torch.Tensor] = {}
+
+    def _mask(self, part: str, x: torch.Tensor) -> Optional[torch.Tensor]:
+        if self.complete or part not in self.dispatchers:
+            return None
+        mask = self.dispatchers[part](x, self.num_extra_tokens)
+        self.masks[part] = mask
+        return mask
+
+    def _sparse(self) -> bool:
+        return not self.training and self.packed
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, N, C) -> (B, N, C)."""
+        self.masks = {}
+        layer_mask = self._mask('layer', x)
+        attn_mask = layer_mask if layer_mask is not None else self._mask('attn', x)
+        h = self.norm1(x)
+        if attn_mask is None:
+            attn_out = self.attn(h)
+        elif self._sparse():
+            attn_out = packed_attention(self.attn, h, attn_mask)
+        else:
+            attn_out = masked_attention(self.attn, h, attn_mask)
+        x = x + self.drop_path(attn_out)
+
+        mlp_mask = layer_mask if layer_mask is not None else self._mask('mlp', x)
+        mlp = lambda t: self.mlp(self.norm2(t))  # noqa: E731
+        if mlp_mask is None:
+            mlp_out = mlp(x)
+        else:
+            mlp_out = (packed_rows if self._sparse() else masked_rows)(mlp, x, mlp_mask)
+        out = x + self.drop_path(mlp_out)
+        return out + self.adapter(x) if self.adapter is not None else out

@@ -1,0 +1,185 @@
+import pytest
+import torch
+
+from mmvitdyn.models import DyTViT, MoEAdapter, TokenDispatcher, ViT
+
+TINY = dict(embed_dims=32, num_layers=3, num_heads=4, feedforward_channels=64)
+VARIANTS = ['mlp', 'attn', 'attn_mlp', 'layer']
+
+
+def build(model_cls=DyTViT, **kwargs):
+    torch.manual_seed(0)
+    model = model_cls(arch=TINY, img_size=32, patch_size=8, out_type='raw', **kwargs)
+    model.init_weights()
+    return model
+
+
+def spread_gates(model, std=1.0, bias=0.0):
+    """Dispatcher weights that give each image its own activation rate."""
+    torch.manual_seed(1)
+    for block in model.dyt_blocks():
+        for dispatcher in block.dispatchers.values():
+            torch.nn.init.normal_(dispatcher.gate.weight, std=std)
+            torch.nn.init.constant_(dispatcher.gate.bias, bias)
+
+
+def images(batch=4):
+    torch.manual_seed(2)
+    return torch.randn(batch, 3, 32, 32)
+
+
+@pytest.mark.parametrize('dispatch', VARIANTS)
+def test_at_init_with_every_token_active_equals_plain_vit(dispatch):
+    vit = build(ViT).eval()
+    dyt = build(dispatch=dispatch).eval()
+    dyt.load_state_dict(vit.state_dict(), strict=False)
+    spread_gates(dyt, std=0.0, bias=10.0)  # every token active
+    x = images()
+    expected = vit(x)[0]
+    torch.testing.assert_close(dyt(x)[0], expected)
+    assert dyt.activation_rates()['act_rate'] == 1.0
+    with dyt.complete_mode():
+        torch.testing.assert_close(dyt(x)[0], expected)
+    assert dyt.activation_rates() == {}  # no dispatcher ran
+
+
+@pytest.mark.parametrize('dispatch', VARIANTS)
+@pytest.mark.parametrize('batch', [1, 5])
+def test_packed_equals_masked_in_eval(dispatch, batch):
+    model = build(dispatch=dispatch).eval()
+    spread_gates(model)
+    x = images(batch)
+    model.set_packed(True)
+    packed = model(x)[0]
+    masks = model.dispatch_masks()
+    model.set_packed(False)
+    masked = model(x)[0]
+    torch.testing.assert_close(packed, masked, atol=1e-5, rtol=1e-5)
+    rates = torch.stack([m.float().mean(1) for layer in masks for m in layer.values()])
+    assert 0.05 < rates.mean() < 0.95
+    if batch > 1:  # activation really varies per image
+        assert (rates.max(1).values - rates.min(1).values).max() > 0.1
+
+
+@pytest.mark.parametrize('dispatch', VARIANTS)
+def test_skipped_tokens_keep_residual_plus_adapter(dispatch):
+    """With every patch token inactive, only class tokens change in the gated parts."""
+    model = build(dispatch=dispatch).eval()
+    spread_gates(model, std=0.0, bias=-10.0)
+    assert model.activation_rates() == {}  # nothing has run yet
+    model(images(2))
+    assert model.activation_rates()['act_rate'] == 0.0
+
+
+@pytest.mark.parametrize('dispatch', VARIANTS)
+def test_training_masks_are_binary_and_gradients_flow_straight_through(dispatch):
+    model = build(dispatch=dispatch).train()
+    spread_gates(model, std=0.1)
+    out = model(images())[0]
+    for layer in model.dispatch_masks():
+        for mask in layer.values():
+            assert set(mask.detach().unique().tolist()) <= {0.0, 1.0}
+    (out.square().mean() + model.rate_loss()).backward()
+    for name, param in model.named_parameters():
+        if '.dispatchers.' in name and name.endswith('weight'):
+            assert param.grad is not None and param.grad.abs().sum() > 0, name
+        if not param.requires_grad:
+            assert param.grad is None, name
+
+
+def trainable(model):
+    return {n for n, p in model.named_parameters() if p.requires_grad}
+
+
+def test_trainable_sets_of_the_tuning_modes():
+    dyt = build(unfreeze=['norm'])
+    assert trainable(dyt) == {n for n, _ in dyt.named_parameters()
+                              if '.adapter.' in n or '.dispatchers.' in n} | {'norm.weight', 'norm.bias'}
+    adaptformer = build(dispatch=None)
+    assert trainable(adaptformer) == {n for n, _ in adaptformer.named_parameters() if '.adapter.' in n}
+    full = build(dispatch=None, adapter_cfg=None, freeze_pretrained=False)
+    assert trainable(full) == {n for n, _ in full.named_parameters()}
+    assert trainable(full) == trainable(build(ViT))
+
+
+def test_rate_loss_moves_activation_toward_target():
+    model = build(target_rate=0.2).train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=0.05)
+    x = images(8)
+    model(x)
+    start = model.activation_rates()['act_rate']
+    for _ in range(30):
+        model(x)
+        optimizer.zero_grad()
+        model.rate_loss().backward()
+        optimizer.step()
+    model.eval()(x)
+    end = model.activation_rates()['act_rate']
+    assert start > 0.35 and end < 0.3, (start, end)
+
+
+def test_dispatcher_modes():
+    dispatcher = TokenDispatcher(8, tau=5.0, gumbel=False)
+    x = torch.randn(2, 6, 8, requires_grad=True)
+    logits = dispatcher.gate(x[:, 1:]).squeeze(-1)
+    dispatcher.eval()
+    torch.testing.assert_close(dispatcher(x)[:, 1:], (logits >= 0).float())
+    assert dispatcher(x)[:, 0].eq(1).all()
+    dispatcher.train()
+    mask = dispatcher(x)
+    torch.testing.assert_close(mask[:, 1:], (logits > 0).float())  # no noise: same threshold
+    mask[:, 1:].sum().backward()
+    soft = torch.sigmoid(logits / 5.0)
+    expected = ((soft * (1 - soft) / 5.0).unsqueeze(-1) * x[:, 1:]).sum((0, 1))
+    torch.testing.assert_close(dispatcher.gate.weight.grad[0], expected)
+
+
+def test_gumbel_noise_flips_some_decisions():
+    dispatcher = TokenDispatcher(8).train()
+    torch.nn.init.constant_(dispatcher.gate.bias, 0.5)
+    torch.nn.init.zeros_(dispatcher.gate.weight)
+    rate = dispatcher(torch.randn(64, 101, 8))[:, 1:].mean()
+    # P(logit + Logistic noise > 0) = sigmoid(0.5) = 0.62
+    assert abs(float(rate) - 0.622) < 0.02
+
+
+def test_moe_adapter_routes_per_image_and_mixes_experts():
+    torch.manual_seed(0)
+    adapter = MoEAdapter(16, 4, num_experts=3, dropout=0.0).eval()
+    for p in adapter.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    x = torch.randn(4, 10, 16)
+    weights = adapter.routing_weights(x)
+    assert torch.allclose(weights.sum(-1), torch.ones(4))
+    assert (weights.max(0).values - weights.min(0).values).max() > 0.05
+    expected = []
+    for b in range(4):
+        a = weights[b]
+        down = sum(a[e] * adapter.down_weight[e] for e in range(3))
+        up = sum(a[e] * adapter.up_weight[e] for e in range(3))
+        hidden = torch.relu(x[b] @ down + a @ adapter.down_bias)
+        expected.append((hidden @ up + a @ adapter.up_bias) * adapter.scale)
+    torch.testing.assert_close(adapter(x), torch.stack(expected), atol=1e-5, rtol=1e-5)
+
+
+def test_adapters_start_as_zero_after_init_weights():
+    model = build(adapter_cfg=dict(bottleneck=8, num_experts=2))
+    for block in model.dyt_blocks():
+        assert block.adapter.up_weight.abs().sum() == 0
+        assert block.adapter(torch.randn(2, 17, 32)).abs().max() == 0
+
+
+@pytest.mark.parametrize('kwargs,field', [
+    (dict(dispatch='token'), 'dispatch'),
+    (dict(target_rate=0.0), 'target_rate'),
+    (dict(target_rate=1.5), 'target_rate'),
+    (dict(adapter_cfg=dict(bottleneck=-4)), 'adapter_cfg.bottleneck'),
+    (dict(adapter_cfg=dict(bottleneck=8, num_experts=0)), 'adapter_cfg.num_experts'),
+    (dict(adapter_cfg=dict(bottleneck=8, width=3)), 'adapter_cfg'),
+    (dict(unfreeze=['head']), 'unfreeze'),
+    (dict(dispatcher_cfg=dict(tau=0)), 'tau'),
+])
+def test_bad_config_values_name_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        build(**kwargs)
