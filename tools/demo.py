@@ -87,7 +87,7 @@ def main():
 
     banner('3/3 DyT: fine-tune adapters + token dispatchers on the frozen ViT')
     dyt = train_and_test(DYT_CONFIG, osp.join(args.work_dir, 'dyt-digits'), *epochs,
-                         f'model.backbone.init_cfg.checkpoint={vit["ckpt"]}')
+                         f'load_from={vit["ckpt"]}')
 
     banner('summary (digits val set, 359 images)')
     print(f'  {"model":<34}{"top-1":>8}{"act. rate":>11}{"train min":>11}')

@@ -1,9 +1,9 @@
 # The demo's DyT model: the ViT trained by configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py
-# (frozen; its checkpoint is given on the command line) plus adapters (d=16,
-# s=1.0 as the VTAB-1K recipe of small data) and MLP token dispatchers at a
-# target activation rate of 0.5, fine-tuned with a new head.
+# (frozen; its checkpoint, head included, is the starting point given as
+# load_from) plus adapters (d=16, s=1.0 as the VTAB-1K recipe for small data)
+# and MLP token dispatchers at a target activation rate of 0.5.
 #   python tools/train.py configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py \
-#       --cfg-options model.backbone.init_cfg.checkpoint=work_dirs/demo/vit-digits/epoch_20.pth
+#       --cfg-options load_from=work_dirs/demo/vit-digits/epoch_20.pth
 _base_ = ['../vit/vit-mini-p4_1xb32-20e_digits-32px.py']
 model = dict(
     type='DyTImageClassifier',
@@ -16,8 +16,7 @@ model = dict(
         target_rate=0.5,
         adapter_cfg=dict(bottleneck=16, scale=1.0, dropout=0.1, num_experts=1),
         dispatcher_cfg=dict(tau=5.0, gumbel=True),
-        drop_path_rate=0.0,
-        init_cfg=dict(type='Pretrained', checkpoint=None, prefix='backbone.')),
+        drop_path_rate=0.0),
     head=dict(loss=dict(_delete_=True, type='CrossEntropyLoss', loss_weight=1.0)))
 optim_wrapper = dict(optimizer=dict(lr=1e-3, weight_decay=1e-4))
 param_scheduler = [

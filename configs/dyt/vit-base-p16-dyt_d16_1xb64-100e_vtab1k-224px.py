@@ -1,0 +1,18 @@
+# DyT on VTAB-1K: ViT-B/16 (ImageNet-21k) frozen, MLP dispatch at target rate
+# r = 0.5, adapters with d = 16 and scale s = 1.0 (the paper's VTAB-1K
+# setting), batch 64 on one GPU, 100 epochs.
+#
+# Template of the 19 task configs vit-base-p16-dyt_d16_1xb64-100e_vtab1k-{task}-224px.py
+# and of the variants in this folder; as it stands it trains the 'cifar'
+# task, the dataset base's default. A task config sets the task's data root
+# in each dataloader and its class count (see the header of
+# configs/_base_/datasets/vtab1k_bs64_224.py).
+_base_ = [
+    '../_base_/models/dyt-vit-base-p16.py',
+    '../_base_/datasets/vtab1k_bs64_224.py',
+    './_base_/schedules/adamw_cosine_100e_vtab1k.py',
+    './_base_/default_runtime.py',
+]
+model = dict(
+    backbone=dict(adapter_cfg=dict(bottleneck=16, scale=1.0)),
+    head=dict(num_classes=100))

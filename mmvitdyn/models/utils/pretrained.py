@@ -1,0 +1,167 @@
+"""Load pretrained ViT weights from any supported format, with a plain report."""
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+import numpy as np
+import torch
+from mmengine import fileio
+from mmengine.logging import MMLogger
+from mmengine.runner import CheckpointLoader
+from torch import nn
+
+from ..layers import Adapter, MoEAdapter, TokenDispatcher
+from .checkpoint_convert import StateDict, convert_checkpoint
+
+# Modules a checkpoint of a plain ViT cannot hold; their models initialise them.
+DYT_MODULES = (Adapter, MoEAdapter, TokenDispatcher)
+
+
+@dataclass
+class LoadReport:
+    """What :func:`load_pretrained` did.
+
+    Args:
+        checkpoint (str): The checkpoint's path or URL.
+        format (str): Its detected format (see ``detect_format``).
+        loaded (list[str]): Model keys filled from the checkpoint.
+        missing_dyt (list[str]): DyT parts (adapters, dispatchers) the
+            checkpoint does not hold: expected for a plain ViT checkpoint.
+        missing (list[str]): Other model keys the checkpoint does not hold.
+        unexpected (list[str]): Checkpoint keys the model has no place for
+            (classifier heads ...), ignored.
+    """
+    checkpoint: str
+    format: str
+    loaded: List[str]
+    missing_dyt: List[str]
+    missing: List[str]
+    unexpected: List[str]
+
+
+def group_keys(keys: List[str]) -> str:
+    """``blocks.0.x``, ``blocks.1.x`` -> ``blocks.*.x (x2)``: a compact key list."""
+    counts = Counter(re.sub(r'\.\d+\.', '.*.', k) for k in keys)
+    return ', '.join(p if n == 1 else f'{p} (x{n})' for p, n in counts.items())
+
+
+def unwrap_state_dict(checkpoint: dict) -> dict:
+    """The tensors of a checkpoint: under ``state_dict`` (mmengine), ``model``
+    (DeiT, official DyT), or the checkpoint itself."""
+    for key in ('state_dict', 'model'):
+        if isinstance(checkpoint.get(key), dict):
+            return checkpoint[key]
+    return checkpoint
+
+
+def load_state_dict_file(filename: str, map_location: str = 'cpu') -> dict:
+    """Read a checkpoint file (path or URL) and return its unwrapped tensors.
+
+    ``.npz`` files (Google's Flax ViTs) are read with numpy through mmengine's
+    file backends and returned as name -> array; anything else goes through
+    mmengine's ``CheckpointLoader``.
+    """
+    if str(filename).endswith('.npz'):
+        with np.load(io.BytesIO(fileio.get(filename))) as arrays:
+            return {k: arrays[k] for k in arrays.files}
+    return unwrap_state_dict(CheckpointLoader.load_checkpoint(filename, map_location=map_location))
+
+
+def strip_prefix(state_dict: dict, prefix: str) -> dict:
+    """Keep the keys starting with ``prefix``, without it."""
+    out = {k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)}
+    if not out:
+        raise ValueError(f'no checkpoint key starts with prefix={prefix!r} '
+                         f'(first keys: {list(state_dict)[:5]})')
+    return out
+
+
+def shape_mismatches(state_dict: StateDict, model_state: Dict[str, torch.Tensor]) -> List[str]:
+    """``key: checkpoint (..) vs model (..)`` for each shared key whose shapes differ.
+
+    ``pos_embed`` of the same width is exempt: the ViT resizes its grid on load.
+    """
+    lines = []
+    for key, value in state_dict.items():
+        if key not in model_state or value.shape == model_state[key].shape:
+            continue
+        if key == 'pos_embed' and value.shape[-1] == model_state[key].shape[-1]:
+            continue
+        lines.append(
+            f'{key}: checkpoint {tuple(value.shape)} vs model {tuple(model_state[key].shape)}')
+    return lines
+
+
+def dyt_part_keys(model: nn.Module) -> set:
+    """State-dict keys of the model's DyT modules (adapters, dispatchers)."""
+    keys = set()
+    for name, module in model.named_modules():
+        if isinstance(module, DYT_MODULES):
+            keys.update(f'{name}.{k}' if name else k for k in module.state_dict())
+    return keys
+
+
+def load_pretrained(model: nn.Module,
+                    checkpoint: str,
+                    prefix: Optional[str] = None,
+                    map_location: str = 'cpu') -> LoadReport:
+    """Load a ViT checkpoint of any supported format into ``model``.
+
+    Steps: read the file (path or URL; see :func:`load_state_dict_file`),
+    keep the keys under ``prefix`` (without it), convert a foreign format
+    (see ``detect_format``), refuse shape mismatches, load with
+    ``strict=False`` and log through ``MMLogger`` how many tensors were
+    loaded, which DyT parts the checkpoint lacks (expected), which other
+    model weights it lacks (a warning) and which of its tensors were ignored.
+
+    Args:
+        model (nn.Module): The model, e.g. a ViT or DyTViT backbone.
+        checkpoint (str): Path or URL of the checkpoint.
+        prefix (str, optional): Load only keys under this prefix, e.g.
+            ``'backbone.'`` for a classifier checkpoint. Defaults to None.
+        map_location (str): Where tensors are loaded. Defaults to 'cpu'.
+
+    Returns:
+        LoadReport: What was loaded, missing and ignored.
+
+    Raises:
+        ValueError: A checkpoint tensor's shape differs from the model's
+            (every such key is listed), or the layout is unknown.
+    """
+    state_dict = load_state_dict_file(checkpoint, map_location)
+    if prefix:
+        state_dict = strip_prefix(state_dict, prefix)
+    state_dict, fmt = convert_checkpoint(state_dict)
+    model_state = model.state_dict()
+    mismatches = shape_mismatches(state_dict, model_state)
+    if mismatches:
+        raise ValueError(f'checkpoint {checkpoint} does not fit {type(model).__name__}: '
+                         f'{len(mismatches)} shape mismatch(es):\n  ' + '\n  '.join(mismatches))
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    dyt_keys = dyt_part_keys(model)
+    report = LoadReport(checkpoint=str(checkpoint),
+                        format=fmt,
+                        loaded=[k for k in state_dict if k in model_state],
+                        missing_dyt=[k for k in missing if k in dyt_keys],
+                        missing=[k for k in missing if k not in dyt_keys],
+                        unexpected=list(unexpected))
+    log_report(report, type(model).__name__)
+    return report
+
+
+def log_report(report: LoadReport, model_name: str) -> None:
+    """Log a :class:`LoadReport` through the current ``MMLogger``."""
+    logger = MMLogger.get_current_instance()
+    logger.info(f'Loaded {len(report.loaded)} tensors into {model_name} from '
+                f'{report.checkpoint} ({report.format} format)')
+    if report.missing_dyt:
+        logger.info(f'DyT parts not in the checkpoint, initialised by {model_name} '
+                    f'({len(report.missing_dyt)}): {group_keys(report.missing_dyt)}')
+    if report.missing:
+        logger.warning(f'Weights of {model_name} missing from the checkpoint, left as initialised '
+                       f'({len(report.missing)}): {group_keys(report.missing)}')
+    if report.unexpected:
+        logger.info(f'Checkpoint tensors {model_name} has no place for, ignored '
+                    f'({len(report.unexpected)}): {group_keys(report.unexpected)}')

@@ -1,0 +1,147 @@
+"""The DyT configs parse, carry the paper's recipes, and build (with a tiny ViT)."""
+import copy
+import functools
+from pathlib import Path
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import init_default_scope
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
+
+from mmvitdyn.models import ViT
+
+CONFIGS = Path(__file__).resolve().parents[2] / 'configs/dyt'
+
+
+def vtab(setting, model='vit-base-p16-dyt'):
+    return f'{model}_{setting}_1xb64-100e_vtab1k-224px.py'
+
+
+TEMPLATE = vtab('d16')
+VTAB_CLASSES = dict(
+    cifar=100, caltech101=102, dtd=47, oxford_flowers102=102, oxford_iiit_pet=37, svhn=10,
+    sun397=397, patch_camelyon=2, eurosat=10, resisc45=45, diabetic_retinopathy=5,
+    clevr_count=8, clevr_dist=6, dmlab=6, kitti=4, dsprites_loc=16, dsprites_ori=16,
+    smallnorb_azi=18, smallnorb_ele=9)
+FULL_DATA = dict(bottleneck=64, scale=0.1)
+# config -> (dispatch, target_rate, adapter_cfg, freeze_pretrained)
+VARIANTS = {
+    TEMPLATE: ('mlp', 0.5, dict(bottleneck=16, scale=1.0, num_experts=1), True),
+    vtab('d8'): ('mlp', 0.5, dict(bottleneck=8, scale=1.0), True),
+    vtab('attn-d16'): ('attn', 0.5, dict(bottleneck=16), True),
+    vtab('attn-mlp-d16'): ('attn_mlp', 0.7, dict(bottleneck=16), True),
+    vtab('layer-d16'): ('layer', 0.7, dict(bottleneck=16), True),
+    vtab('moe4-d16'): ('mlp', 0.5, dict(num_experts=4), True),
+    vtab('d16', model='vit-base-p16-adaptformer'): (None, 0.5, dict(bottleneck=16), True),
+    vtab('full-ft', model='vit-base-p16'): (None, 0.5, None, False),
+    'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py': ('mlp', 0.5, FULL_DATA, True),
+    'vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py': ('mlp', 0.5, FULL_DATA, True),
+}
+TINY = dict(embed_dims=32, num_layers=2, num_heads=4, feedforward_channels=64)
+
+
+def task_config(task):
+    return f'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-{task.replace("_", "-")}-224px.py'
+
+
+@functools.lru_cache(maxsize=None)
+def load(name):
+    """The parsed config (shared: copy it before changing it)."""
+    return Config.fromfile(str(CONFIGS / name))
+
+
+def lr_schedule(cfg):
+    """(lr, weight decay, warm-up end, cosine end, eta_min, epochs)."""
+    warmup, cosine = cfg.param_scheduler
+    optimizer = cfg.optim_wrapper.optimizer
+    return (optimizer.lr, optimizer.weight_decay, warmup.end, cosine.end, cosine.eta_min,
+            cfg.train_cfg.max_epochs)
+
+
+def test_the_configs_exist():
+    names = {p.name for p in CONFIGS.glob('*.py')}
+    assert set(VARIANTS) | {task_config(t) for t in VTAB_CLASSES} <= names
+
+
+@pytest.mark.parametrize('task', sorted(VTAB_CLASSES))
+def test_vtab_task_configs(task):
+    cfg = load(task_config(task))
+    classes = VTAB_CLASSES[task]
+    assert cfg.model.head.num_classes == cfg.data_preprocessor.num_classes == classes
+    loaders = [cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader]
+    assert [d.dataset.data_root for d in loaders] == [f'data/vtab-1k/{task}'] * 3
+    assert [d.dataset.ann_file for d in loaders] == ['train800val200.txt', 'test.txt', 'test.txt']
+    assert cfg.model.backbone.adapter_cfg.bottleneck == 16
+
+
+def test_vtab_recipe():
+    cfg = load(TEMPLATE)
+    assert cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == 64
+    assert lr_schedule(cfg) == (1e-3, 1e-4, 10, 100, 1e-5, 100)
+    assert cfg.optim_wrapper.optimizer.type == 'AdamW'
+    assert cfg.default_scope == 'mmpretrain'
+    assert cfg.custom_imports == dict(imports=['mmvitdyn'], allow_failed_imports=False)
+    model = cfg.model
+    assert (model.type, model.complete_loss, model.distill_loss,
+            model.rate_loss_weight) == ('DyTImageClassifier', True, True, 2.0)
+    backbone = model.backbone
+    assert (backbone.type, backbone.arch, backbone.img_size, backbone.patch_size) == (
+        'DyTViT', 'base', 224, 16)
+    assert (backbone.drop_path_rate, backbone.out_type) == (0.1, 'cls_token')
+    assert backbone.init_cfg.type == 'Pretrained' and backbone.init_cfg.checkpoint
+
+
+def test_full_data_recipe():
+    cifar = load('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py')
+    imagenet = load('vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py')
+    for cfg in (cifar, imagenet):
+        assert 8 * cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == 1024
+        assert lr_schedule(cfg) == (4e-3, 0.01, 20, 100, 1e-5, 100)
+    assert cifar.model.head.num_classes == cifar.data_preprocessor.num_classes == 100
+    assert imagenet.model.head.num_classes == imagenet.data_preprocessor.num_classes == 1000
+
+
+@pytest.mark.parametrize('name', sorted(VARIANTS))
+def test_variant_settings(name):
+    dispatch, rate, adapter, freeze = VARIANTS[name]
+    backbone = load(name).model.backbone
+    assert backbone.dispatch == dispatch and backbone.target_rate == rate
+    assert backbone.freeze_pretrained == freeze
+    if adapter is None:
+        assert backbone.adapter_cfg is None
+    else:
+        assert {k: backbone.adapter_cfg[k] for k in adapter} == adapter
+
+
+@pytest.fixture(scope='module')
+def tiny_checkpoint(tmp_path_factory):
+    """A timm-format checkpoint of a tiny ViT (with a head, as timm saves it)."""
+    path = tmp_path_factory.mktemp('ckpt') / 'vit-tiny.pth'
+    vit = ViT(arch=TINY, img_size=32, patch_size=8)
+    vit.init_weights()
+    torch.save({**vit.state_dict(), 'head.weight': torch.zeros(10, 32)}, path)
+    return str(path)
+
+
+@pytest.mark.parametrize('name', [
+    TEMPLATE, vtab('attn-mlp-d16'), vtab('moe4-d16'), vtab('full-ft', model='vit-base-p16')])
+def test_model_builds_loads_and_trains(name, tiny_checkpoint):
+    cfg = copy.deepcopy(load(name))
+    cfg.model.backbone.update(arch=TINY, img_size=32, patch_size=8)
+    cfg.model.backbone.init_cfg.checkpoint = tiny_checkpoint
+    cfg.model.head.in_channels = 32
+    cfg.model.data_preprocessor = cfg.data_preprocessor
+    init_default_scope('mmpretrain')
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    trainable = [n for n, p in model.backbone.named_parameters() if p.requires_grad]
+    assert model.head.fc.weight.requires_grad
+    if cfg.model.backbone.freeze_pretrained:
+        assert trainable and all('.adapter.' in n or '.dispatchers.' in n for n in trainable)
+    else:
+        assert len(trainable) == len(list(model.backbone.parameters()))
+    samples = [DataSample().set_gt_label(i) for i in range(2)]
+    losses = model.loss(torch.randn(2, 3, 32, 32), samples)
+    assert all(torch.isfinite(v) for v in losses.values())
