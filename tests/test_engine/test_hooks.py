@@ -50,3 +50,20 @@ def test_dispatch_rate_hook_averages_over_images():
     expected = sum(r * n for r, n in rates) / 4
     assert fake.message_hub.get_scalar('val/act_rate').current() == pytest.approx(expected)
     assert fake.message_hub.get_scalar('val/act_rate/1.mlp') is not None
+
+
+def test_dispatch_rate_hook_counts_every_backbone_forward():
+    """Sliding-window inference runs the backbone once per crop: every run counts."""
+    model = SimpleNamespace(backbone=DyTViT(arch=TINY, img_size=16, patch_size=8).eval())
+    torch.nn.init.normal_(model.backbone.blocks[0].dispatchers['mlp'].gate.weight, std=1.0)
+    fake = runner(model)
+    hook = DispatchRateHook()
+    hook.before_test_epoch(fake)
+    rates = []
+    for n in (2, 1, 3):  # the crops of one test iteration
+        model.backbone(torch.randn(n, 3, 16, 16))
+        rates.append((model.backbone.activation_rates()['act_rate'], n))
+    hook.after_test_epoch(fake)
+    model.backbone(torch.randn(4, 3, 16, 16))  # after the epoch: not counted
+    expected = sum(r * n for r, n in rates) / 6
+    assert fake.message_hub.get_scalar('test/act_rate').current() == pytest.approx(expected)

@@ -11,36 +11,40 @@ class DispatchRateHook(Hook):
     """Log the overall and per-layer activation rates of val/test epochs.
 
     Works with any model whose ``backbone`` has ``activation_rates()``
-    (classifiers, detectors, segmentors). The rates, averaged over the
-    images of the epoch, are logged next to the metrics as ``act_rate`` and
-    ``act_rate/<layer>.<part>``.
+    (classifiers, detectors, segmentors). The rates of every backbone
+    forward of the epoch (several per batch under sliding-window
+    inference), weighted by its number of images or crops, are averaged and
+    logged next to the metrics as ``act_rate`` and ``act_rate/<layer>.<part>``.
     """
     priority = 'NORMAL'  # before LoggerHook, which prints the epoch's scalars
 
     def __init__(self):
         self._sums = defaultdict(float)
         self._images = 0
+        self._handle = None
 
-    def _reset(self, runner) -> None:
+    def _start(self, runner) -> None:
         self._sums.clear()
         self._images = 0
-
-    def _accumulate(self, runner, batch_idx, data_batch=None, outputs=None) -> None:
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         backbone = getattr(model, 'backbone', None)
-        if backbone is None or not hasattr(backbone, 'activation_rates'):
-            return
-        images = len(data_batch['inputs'])
+        if backbone is not None and hasattr(backbone, 'activation_rates'):
+            self._handle = backbone.register_forward_hook(self._accumulate)
+
+    def _accumulate(self, backbone, args, output) -> None:
+        images = len(args[0])
         for key, value in backbone.activation_rates().items():
             self._sums[key] += value * images
         self._images += images
 
     def _publish(self, runner, mode: str) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
         for key, total in self._sums.items():
             runner.message_hub.update_scalar(f'{mode}/{key}', total / self._images)
 
-    before_val_epoch = before_test_epoch = _reset
-    after_val_iter = after_test_iter = _accumulate
+    before_val_epoch = before_test_epoch = _start
 
     def after_val_epoch(self, runner, metrics=None) -> None:
         self._publish(runner, 'val')

@@ -1,4 +1,6 @@
 from .dyt_vit import DyTViT
+from .dyt_vitdet import DyTViTDet
+from .learngene_vit import LearngeneViT
 from .vit import ViT
 
-__all__ = ['DyTViT', 'ViT']
+__all__ = ['DyTViT', 'DyTViTDet', 'ViT']

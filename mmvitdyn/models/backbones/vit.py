@@ -10,6 +10,7 @@ from mmengine.registry import MODELS
 from torch import nn
 
 from ..layers import Block, PatchEmbed, resize_pos_embed
+from ..utils import load_pretrained
 
 ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
 
@@ -92,7 +93,9 @@ class ViT(BaseModule):
 
         self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims)
         num_patches = self.patch_resolution[0] * self.patch_resolution[1]
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims))
+        # Backbones without extra tokens (num_extra_tokens = 0) have no class token.
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) \
+            if self.num_extra_tokens else None
         self.pos_embed = nn.Parameter(
             torch.zeros(1, num_patches + self.num_extra_tokens, self.embed_dims))
         self.pos_drop = nn.Dropout(drop_rate)
@@ -141,11 +144,22 @@ class ViT(BaseModule):
         return tuple(parsed)
 
     def init_weights(self):
-        super().init_weights()
+        """Random init, or with ``init_cfg=dict(type='Pretrained', checkpoint=...,
+        prefix=...)`` load a checkpoint of any supported format (timm, JAX
+        ``.npz``, mmpretrain, official DyT, mmvitdyn): shape mismatches raise,
+        missing and ignored keys are logged (see ``load_pretrained``)."""
         if isinstance(self.init_cfg, dict) and self.init_cfg.get('type') == 'Pretrained':
+            if not self.init_cfg.get('checkpoint'):
+                raise ValueError(f'init_cfg={self.init_cfg} of type Pretrained needs a checkpoint '
+                                 '(a path or URL)')
+            load_pretrained(self, self.init_cfg['checkpoint'], prefix=self.init_cfg.get('prefix'),
+                            map_location=self.init_cfg.get('map_location', 'cpu'))
+            self._is_init = True
             return
+        super().init_weights()
         trunc_normal_(self.pos_embed, std=.02)
-        trunc_normal_(self.cls_token, std=.02)
+        if self.cls_token is not None:
+            trunc_normal_(self.cls_token, std=.02)
 
     def _resize_pos_embed_on_load(self, state_dict, prefix, *args, **kwargs):
         """Load-state-dict pre-hook: interpolate a checkpoint's square pos_embed grid."""
@@ -162,9 +176,10 @@ class ViT(BaseModule):
                                            self.num_extra_tokens, self.interpolate_mode)
 
     def embed(self, x: torch.Tensor) -> Tuple[torch.Tensor, Tuple[int, int]]:
-        """Images (B, 3, H, W) -> tokens (B, 1 + h*w, C) with position, and grid (h, w)."""
+        """Images (B, 3, H, W) -> tokens (B, extra + h*w, C) with position, and grid (h, w)."""
         x, grid = self.patch_embed(x)
-        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
+        if self.cls_token is not None:
+            x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
         x = x + resize_pos_embed(self.pos_embed, self.patch_resolution, grid,
                                  self.num_extra_tokens, self.interpolate_mode)
         return self.pos_drop(x), grid
@@ -183,14 +198,20 @@ class ViT(BaseModule):
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         """Images (B, 3, H, W) -> one output per ``out_indices`` entry."""
         x, grid = self.embed(x)
+        block_kwargs = self.block_kwargs(grid)
         outs = []
         for i, block in enumerate(self.blocks):
-            x = block(x)
+            x = block(x, **block_kwargs)
             if i == self.num_layers - 1:
                 x = self.norm(x)
             if i in self.out_indices:
                 outs.append(self.format_output(x, grid))
         return tuple(outs)
+
+    def block_kwargs(self, grid: Tuple[int, int]) -> dict:
+        """Keyword arguments of every block's forward besides the tokens (none here;
+        subclasses whose attention needs the patch grid pass it)."""
+        return {}
 
     def get_layer_depth(self, param_name: str, prefix: str = '') -> Tuple[int, int]:
         """Layer depth of a parameter for layer-wise learning-rate decay.

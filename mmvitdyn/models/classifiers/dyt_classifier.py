@@ -8,6 +8,8 @@ from mmengine.registry import MODELS
 from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
 
+from ..dyt_objective import DyTObjectiveMixin
+
 
 def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
     """Back-propagate one part of an iteration's loss at once, freeing its graph.
@@ -22,7 +24,7 @@ def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
 
 
 @MODELS.register_module()
-class DyTImageClassifier(ImageClassifier):
+class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
     """ImageClassifier with Dynamic Tuning's training objective.
 
     Each training step runs the backbone twice with shared weights: the
@@ -45,26 +47,8 @@ class DyTImageClassifier(ImageClassifier):
         **kwargs: Arguments of mmpretrain's ``ImageClassifier``.
     """
 
-    def __init__(self,
-                 *args,
-                 complete_loss: bool = True,
-                 distill_loss: bool = True,
-                 rate_loss_weight: float = 2.0,
-                 **kwargs):
-        super().__init__(*args, **kwargs)
-        for name in ('complete_mode', 'rate_loss', 'activation_rates'):
-            if not hasattr(self.backbone, name):
-                raise TypeError(f'DyTImageClassifier needs a DyT backbone (e.g. DyTViT); '
-                                f'{type(self.backbone).__name__} has no {name}()')
-        if rate_loss_weight < 0:
-            raise ValueError(f'rate_loss_weight must be >= 0, got {rate_loss_weight}')
-        self.complete_loss = complete_loss
-        self.distill_loss = distill_loss
-        self.rate_loss_weight = rate_loss_weight
-
-    @property
-    def dispatching(self) -> bool:
-        return getattr(self.backbone, 'dispatch', None) is not None
+    def __init__(self, *args, complete_loss: bool = True, distill_loss: bool = True, **kwargs):
+        super().__init__(*args, complete_loss=complete_loss, distill_loss=distill_loss, **kwargs)
 
     @property
     def needs_complete_pass(self) -> bool:
@@ -84,10 +68,7 @@ class DyTImageClassifier(ImageClassifier):
             if self.distill_loss and teacher is not None:
                 losses['loss_distill'] = F.kl_div(
                     F.log_softmax(logits, dim=-1), F.softmax(teacher, dim=-1), reduction='batchmean')
-            if self.rate_loss_weight > 0:
-                losses['loss_rate'] = self.rate_loss_weight * self.backbone.rate_loss()
-            losses.update({k: logits.new_tensor(v)
-                           for k, v in self.backbone.activation_rates().items()})
+            losses.update(self.rate_terms())
         return losses
 
     def loss(self, inputs: torch.Tensor, data_samples: List[DataSample]) -> dict:

@@ -1,5 +1,5 @@
 """Pre-norm transformer block."""
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from mmcv.cnn import build_norm_layer
@@ -23,6 +23,9 @@ class Block(nn.Module):
         attn_drop (float): Dropout on attention weights. Defaults to 0.
         drop_path (float): Stochastic depth rate. Defaults to 0.
         norm_cfg (dict): Norm layer config. Defaults to LayerNorm, eps 1e-6.
+        attn_layer (callable): Builds the attention from ``(dim, num_heads,
+            head_dim, qkv_bias, attn_drop, proj_drop)``; e.g. a ``partial`` of
+            :class:`RelPosAttention`. Defaults to :class:`Attention`.
     """
 
     def __init__(self,
@@ -34,15 +37,16 @@ class Block(nn.Module):
                  drop: float = 0.,
                  attn_drop: float = 0.,
                  drop_path: float = 0.,
-                 norm_cfg: dict = dict(type='LN', eps=1e-6)):
+                 norm_cfg: dict = dict(type='LN', eps=1e-6),
+                 attn_layer: Callable[..., nn.Module] = Attention):
         super().__init__()
         self.norm1 = build_norm_layer(norm_cfg, dim)[1]
-        self.attn = Attention(dim, num_heads, head_dim, qkv_bias, attn_drop, drop)
+        self.attn = attn_layer(dim, num_heads, head_dim, qkv_bias, attn_drop, drop)
         self.norm2 = build_norm_layer(norm_cfg, dim)[1]
         self.mlp = Mlp(dim, mlp_hidden_dim, drop)
         self.drop_path = DropPath(drop_path) if drop_path > 0 else nn.Identity()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, N, C) -> (B, N, C)."""
-        x = x + self.drop_path(self.attn(self.norm1(x)))
+    def forward(self, x: torch.Tensor, **attn_kwargs) -> torch.Tensor:
+        """(B, N, C) -> (B, N, C); ``attn_kwargs`` go to the attention (e.g. its token grid)."""
+        x = x + self.drop_path(self.attn(self.norm1(x), **attn_kwargs))
         return x + self.drop_path(self.mlp(self.norm2(x)))

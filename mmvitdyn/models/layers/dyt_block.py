@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from .adapter import Adapter, MoEAdapter
+from .attention import Attention
 from .block import Block
 from .dispatch_ops import masked_attention, masked_rows, packed_attention, packed_rows
 from .token_dispatcher import TokenDispatcher
@@ -66,6 +67,12 @@ class DyTBlock(Block):
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
             raise ValueError(f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
         dim = kwargs['dim']
+        gates_attention = {'attn', 'layer'} & set(DISPATCH_PARTS.get(dispatch, ()))
+        if gates_attention and type(self.attn) is not Attention:
+            raise ValueError(
+                f'dispatch={dispatch!r} gates the attention, which then runs plain global '
+                f'attention among the active tokens; {type(self.attn).__name__} (windowed / '
+                "relative-position attention) runs on every token: use dispatch='mlp' or None")
         self.dispatch = dispatch
         self.dispatchers = nn.ModuleDict({
             part: TokenDispatcher(dim, **dispatcher_cfg)
@@ -87,14 +94,14 @@ class DyTBlock(Block):
     def _sparse(self) -> bool:
         return not self.training and self.packed
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, N, C) -> (B, N, C)."""
+    def forward(self, x: torch.Tensor, **attn_kwargs) -> torch.Tensor:
+        """(B, N, C) -> (B, N, C); ``attn_kwargs`` go to an undispatched attention."""
         self.masks = {}
         layer_mask = self._mask('layer', x)
         attn_mask = layer_mask if layer_mask is not None else self._mask('attn', x)
         h = self.norm1(x)
         if attn_mask is None:
-            attn_out = self.attn(h)
+            attn_out = self.attn(h, **attn_kwargs)
         elif self._sparse():
             attn_out = packed_attention(self.attn, h, attn_mask)
         else:

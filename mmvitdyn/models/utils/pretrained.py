@@ -78,16 +78,20 @@ def strip_prefix(state_dict: dict, prefix: str) -> dict:
     return out
 
 
+RESIZED_ON_LOAD = re.compile(r'(^pos_embed|\.rel_pos_[hw])$')
+
+
 def shape_mismatches(state_dict: StateDict, model_state: Dict[str, torch.Tensor]) -> List[str]:
     """``key: checkpoint (..) vs model (..)`` for each shared key whose shapes differ.
 
-    ``pos_embed`` of the same width is exempt: the ViT resizes its grid on load.
+    Tables the backbones resize on load are exempt when their width matches:
+    ``pos_embed`` (grid) and relative-position tables ``*.rel_pos_h/w`` (length).
     """
     lines = []
     for key, value in state_dict.items():
         if key not in model_state or value.shape == model_state[key].shape:
             continue
-        if key == 'pos_embed' and value.shape[-1] == model_state[key].shape[-1]:
+        if RESIZED_ON_LOAD.search(key) and value.shape[-1] == model_state[key].shape[-1]:
             continue
         lines.append(
             f'{key}: checkpoint {tuple(value.shape)} vs model {tuple(model_state[key].shape)}')

@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from helpers.dyt import spread_gates
 from mmvitdyn.models import DyTViT, MoEAdapter, TokenDispatcher, ViT
 
 TINY = dict(embed_dims=32, num_layers=3, num_heads=4, feedforward_channels=64)
@@ -12,15 +13,6 @@ def build(model_cls=DyTViT, **kwargs):
     model = model_cls(arch=TINY, img_size=32, patch_size=8, out_type='raw', **kwargs)
     model.init_weights()
     return model
-
-
-def spread_gates(model, std=1.0, bias=0.0):
-    """Dispatcher weights that give each image its own activation rate."""
-    torch.manual_seed(1)
-    for block in model.dyt_blocks():
-        for dispatcher in block.dispatchers.values():
-            torch.nn.init.normal_(dispatcher.gate.weight, std=std)
-            torch.nn.init.constant_(dispatcher.gate.bias, bias)
 
 
 def images(batch=4):

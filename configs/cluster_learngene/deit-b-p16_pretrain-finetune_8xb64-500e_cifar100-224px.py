@@ -1,0 +1,10 @@
+# Pretraining-Finetuning baseline on CIFAR-100: the whole ImageNet DeiT-B/16
+# (the ancestry) fine-tuned with the descendants' 500-epoch schedule.
+_base_ = [
+    './_base_/models/deit-b-p16.py',
+    '../_base_/datasets/cifar100_bs64_224.py',
+    './_base_/schedules/adamw_cosine_500e_bs512.py',
+    'mmpretrain::_base_/default_runtime.py',
+]
+model = dict(head=dict(num_classes=100))
+default_hooks = dict(logger=dict(interval=100), checkpoint=dict(interval=10, max_keep_ckpts=3))

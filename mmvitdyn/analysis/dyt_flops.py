@@ -1,0 +1,161 @@
+"""Data-dependent FLOPs of DyT models: the tokens actually active, per image.
+
+A DyT block's dispatched parts run on the active tokens only, so an image's
+cost is the static cost with each dispatched part re-priced at its active
+token count ``n`` (class token included): token-wise modules (norms, linears)
+cost ``n / N`` of their full cost, the attention matmuls ``(n / N)^2``.
+Everything else (patch embedding, adapters, dispatchers, norms outside the
+gated parts, head) always runs and keeps its static cost.
+"""
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, NamedTuple, Optional
+
+import torch
+from torch import nn
+
+from mmvitdyn.models.backbones import DyTViT
+from mmvitdyn.models.layers import TokenDispatcher
+from .static_flops import flop_analyzer
+
+# The sub-modules each dispatched part runs (names inside a DyTBlock), split
+# by how their cost grows with the active tokens: linearly, or quadratically
+# (the attention matmuls, counted at the operator). Layer dispatch gates both
+# parts with one mask. ``norm1`` runs on every token in all variants.
+LINEAR_MODULES = {'mlp': ('norm2', 'mlp'), 'attn': ('attn.qkv', 'attn.proj')}
+QUADRATIC_OPS = {'attn': ('attn', 'scaled_dot_product_attention')}
+PART_COMPONENTS = {'mlp': ('mlp', ), 'attn': ('attn', ), 'layer': ('attn', 'mlp')}
+
+
+class PartCost(NamedTuple):
+    """Full cost of one dispatched part of one block, from the dense trace.
+
+    Attributes:
+        linear (int): FLOPs that scale linearly with the active tokens.
+        quadratic (int): FLOPs that scale with their square.
+        num_tokens (int): Tokens N of the trace (all active).
+    """
+    linear: int
+    quadratic: int
+    num_tokens: int
+
+    def saving(self, active: torch.Tensor) -> torch.Tensor:
+        """FLOPs not spent when only ``active`` (B,) of the N tokens run."""
+        frac = active.double() / self.num_tokens
+        return self.linear * (1 - frac) + self.quadratic * (1 - frac**2)
+
+
+@contextmanager
+def all_tokens_active(model: nn.Module) -> Iterator[None]:
+    """Every token dispatcher of ``model`` returns an all-ones mask.
+
+    The mask is clamped to 1 rather than replaced, so it still depends on the gate.
+    """
+    handles = [
+        m.register_forward_hook(lambda _, args, mask: mask.clamp(min=1))
+        for m in model.modules() if isinstance(m, TokenDispatcher)
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+class _WithMasks(nn.Module):
+    """``model(x)`` that also returns the dispatch masks, keeping the gates in the trace.
+
+    With every token active, the blocks take their dense paths and read the
+    masks only in a Python branch, so a trace would prune the gates as dead code.
+    """
+
+    def __init__(self, model: nn.Module, backbone: DyTViT):
+        super().__init__()
+        self.model = model
+        self.blocks = list(backbone.dyt_blocks())
+
+    def forward(self, x: torch.Tensor):
+        out = self.model(x)
+        return out, tuple(m for block in self.blocks for m in block.masks.values())
+
+
+def find_dyt_backbone(model: nn.Module) -> Optional[DyTViT]:
+    """The :class:`DyTViT` in ``model`` (itself, or e.g. ``model.backbone``); None if none."""
+    return next((m for m in model.modules() if isinstance(m, DyTViT)), None)
+
+
+class DyTFlopCounter:
+    """Per-image FLOPs of a DyT model from the dispatch masks of its forward.
+
+    One trace of ``model`` on one image with every token active gives the
+    static count (every dispatched part at full size, adapters and
+    dispatchers included) and the cost of each dispatched part; an image's
+    FLOPs are the static count minus what its inactive tokens save.
+
+    Args:
+        model (nn.Module): The traced model (``model(image)``), in eval mode:
+            a :class:`DyTViT` or a module containing one (wrap OpenMMLab
+            classifiers in :class:`TensorForward` to include neck and head).
+        image (Tensor): One input (1, 3, H, W) at the evaluation size.
+
+    Attributes:
+        static_flops (int): FLOPs of one image with every token active.
+        part_costs (list[dict[str, PartCost]]): Per DyT block, the full cost
+            of each dispatched part.
+
+    Example:
+        >>> counter = DyTFlopCounter(model, images[:1])
+        >>> model(images)
+        >>> flops = counter.from_last_forward()  # (B,) FLOPs per image
+    """
+
+    def __init__(self, model: nn.Module, image: torch.Tensor):
+        if image.shape[0] != 1:
+            raise ValueError(f'image must hold one input (batch 1), got shape {tuple(image.shape)}')
+        if model.training:
+            raise ValueError('model is in training mode; count FLOPs after model.eval()')
+        backbone = find_dyt_backbone(model)
+        if backbone is None:
+            raise TypeError(f'{type(model).__name__} contains no DyTViT backbone')
+        self.backbone = backbone
+        traced = _WithMasks(model, backbone)
+        with all_tokens_active(model), torch.no_grad():
+            analyzer = flop_analyzer(traced, (image, ))
+            self.static_flops = analyzer.total()
+            by_module = analyzer.by_module()
+            by_module_op = analyzer.by_module_and_operator()
+        names = {id(m): name for name, m in traced.named_modules()}
+        self.part_costs: List[Dict[str, PartCost]] = []
+        for block in backbone.dyt_blocks():
+            prefix = names[id(block)] + '.'
+            costs = {}
+            for part, mask in block.masks.items():
+                linear = quadratic = 0
+                for component in PART_COMPONENTS[part]:
+                    linear += sum(by_module[prefix + m] for m in LINEAR_MODULES[component])
+                    if component in QUADRATIC_OPS:
+                        module, op = QUADRATIC_OPS[component]
+                        quadratic += by_module_op[prefix + module][op]
+                costs[part] = PartCost(linear, quadratic, mask.shape[1])
+            self.part_costs.append(costs)
+
+    def __call__(self, masks: List[Dict[str, torch.Tensor]]) -> torch.Tensor:
+        """FLOPs per image (B,) given per-block patch masks (``DyTViT.dispatch_masks()``)."""
+        if len(masks) != len(self.part_costs):
+            raise ValueError(f'got masks of {len(masks)} blocks, the model has '
+                             f'{len(self.part_costs)}')
+        extra = self.backbone.num_extra_tokens
+        savings = []
+        for block_masks, costs in zip(masks, self.part_costs):
+            if set(block_masks) != set(costs):
+                raise ValueError(f'masks of parts {sorted(block_masks)} do not match the '
+                                 f'dispatched parts {sorted(costs)}')
+            for part, mask in block_masks.items():
+                active = extra + (mask.detach() != 0).sum(1).cpu()
+                savings.append(costs[part].saving(active))
+        if not savings:
+            raise ValueError('the model dispatches no block part: its FLOPs are static_flops')
+        return self.static_flops - torch.stack(savings).sum(0)
+
+    def from_last_forward(self) -> torch.Tensor:
+        """FLOPs per image (B,) of the backbone's last (evaluation) forward."""
+        return self(self.backbone.dispatch_masks())

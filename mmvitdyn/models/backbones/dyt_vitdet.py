@@ -1,0 +1,132 @@
+"""DyT on ViTDet's plain backbone: windowed attention, relative positions, feature maps."""
+from functools import partial
+from typing import Sequence, Tuple, Union
+
+from mmengine.logging import MMLogger
+from mmengine.registry import MODELS
+from torch import nn
+
+from ..layers import RelPosAttention
+from .dyt_vit import DyTViT
+
+
+def _is_square(n: int) -> bool:
+    return n > 0 and int(n**0.5)**2 == n
+
+
+@MODELS.register_module()
+class DyTViTDet(DyTViT):
+    """DyT ViT as the plain backbone of ViTDet (Li et al., 2022).
+
+    Tokens are the patch tokens only, (B, h * w, C) row-major over the patch
+    grid (no class token: ``num_extra_tokens = 0``). Most blocks attend within
+    ``window_size`` windows, the blocks in ``global_indices`` over the whole
+    grid, all with a decomposed relative position bias. The absolute position
+    embedding keeps the pre-training grid (``img_size / patch_size``) and is
+    interpolated to each input's grid. Outputs are (B, C, h, w) maps of the
+    blocks in ``out_indices``: the last block alone for ViTDet's simple
+    feature pyramid (stride 16), several for UperNet.
+
+    Token dispatch works as in :class:`DyTViT` with MLP dispatch (the
+    default): windowed and global attention run on every token, the MLP on
+    the active ones, packed in evaluation. Dispatch variants that gate the
+    attention raise (use :class:`DyTViT`, global attention, for those).
+    ``dispatch=None`` is AdaptFormer on ViTDet, and
+    ``dispatch=None, adapter_cfg=None, freeze_pretrained=False`` a plain ViTDet.
+
+    Loading a classification checkpoint (timm, MAE, DyTViT): the class-token
+    slot of its ``pos_embed`` is dropped and the grid resized, its
+    ``cls_token`` (and final ``norm`` when ``final_norm=False``) is ignored,
+    relative-position tables of another size are interpolated, and absent
+    ones start at zero.
+
+    Args:
+        arch (str | dict): See :class:`ViT`. Defaults to 'base'.
+        img_size (int): Pre-training input size the position embedding is
+            made for. Defaults to 224.
+        window_size (int): Window side in tokens of the windowed blocks.
+            Defaults to 14.
+        global_indices (Sequence[int]): Blocks with global attention
+            (negative values count from the end). Defaults to (2, 5, 8, 11),
+            ViTDet's choice for ViT-B.
+        use_rel_pos (bool): Decomposed relative position bias in every block.
+            Defaults to True.
+        input_size (int): Input side the global blocks' relative-position
+            tables are made for (ViTDet: 1024); others interpolate them.
+            Defaults to 1024.
+        train_rel_pos (bool): With ``freeze_pretrained``, train the
+            relative-position tables too (a plain ViT checkpoint has none).
+            Defaults to True.
+        out_indices (int | Sequence[int]): Blocks whose maps are returned.
+            Defaults to -1.
+        out_type (str): 'featmap' (B, C, h, w), 'raw' (B, h * w, C) or
+            'avg_featmap' (B, C). Defaults to 'featmap'.
+        final_norm (bool): Normalise the last block's tokens. Defaults to
+            False (ViTDet normalises in its feature pyramid).
+        **kwargs: Arguments of :class:`DyTViT` and :class:`ViT`.
+    """
+    OUT_TYPES = {'raw', 'featmap', 'avg_featmap'}
+    num_extra_tokens = 0
+
+    def __init__(self,
+                 arch: Union[str, dict] = 'base',
+                 img_size: int = 224,
+                 window_size: int = 14,
+                 global_indices: Sequence[int] = (2, 5, 8, 11),
+                 use_rel_pos: bool = True,
+                 input_size: int = 1024,
+                 train_rel_pos: bool = True,
+                 out_indices: Union[int, Sequence[int]] = -1,
+                 out_type: str = 'featmap',
+                 final_norm: bool = False,
+                 **kwargs):
+        num_layers = self._parse_arch(arch)['num_layers']
+        bad = [i for i in global_indices if not -num_layers <= i < num_layers]
+        if bad:
+            raise ValueError(f'global_indices entries {bad} are out of range for {num_layers} '
+                             f'layers (allowed: {-num_layers}..{num_layers - 1})')
+        if window_size < 0:
+            raise ValueError(f'window_size must be >= 0 (0: every block global), got {window_size}')
+        self.window_size = window_size
+        self.global_indices = tuple(sorted({i % num_layers for i in global_indices}))
+        self.use_rel_pos = use_rel_pos
+        self.input_size = input_size
+        self.train_rel_pos = train_rel_pos
+        super().__init__(
+            arch=arch,
+            img_size=img_size,
+            out_indices=out_indices,
+            out_type=out_type,
+            final_norm=final_norm,
+            **kwargs)
+
+    def build_block(self, index: int, **kwargs) -> nn.Module:
+        window = 0 if index in self.global_indices else self.window_size
+        rel_pos_size = None
+        if self.use_rel_pos:
+            rel_pos_size = window or self.input_size // self.patch_size
+        attn_layer = partial(RelPosAttention, window_size=window, rel_pos_size=rel_pos_size)
+        return super().build_block(index, attn_layer=attn_layer, **kwargs)
+
+    def block_kwargs(self, grid: Tuple[int, int]) -> dict:
+        return dict(grid=grid)
+
+    def is_trainable_name(self, name: str) -> bool:
+        if self.train_rel_pos and name.rsplit('.', 1)[-1] in ('rel_pos_h', 'rel_pos_w'):
+            return True
+        return super().is_trainable_name(name)
+
+    def _resize_pos_embed_on_load(self, state_dict, prefix, *args, **kwargs):
+        """Drop a classification checkpoint's class-token slot, then resize the grid."""
+        key = prefix + 'pos_embed'
+        if key in state_dict:
+            tokens = state_dict[key].shape[1]
+            if not _is_square(tokens) and _is_square(tokens - 1):
+                MMLogger.get_current_instance().info(
+                    f'Drop the class-token slot of {key} '
+                    f'({type(self).__name__} has no class token)')
+                state_dict[key] = state_dict[key][:, 1:]
+        super()._resize_pos_embed_on_load(state_dict, prefix, *args, **kwargs)
+
+    def no_weight_decay(self) -> set:
+        return {'pos_embed', 'rel_pos_h', 'rel_pos_w'}

@@ -1,0 +1,3 @@
+from .dyt_mask_rcnn import DyTMaskRCNN
+
+__all__ = ['DyTMaskRCNN']

@@ -1,0 +1,20 @@
+"""LayerNorm over the channels of feature maps."""
+import torch
+import torch.nn.functional as F
+from mmengine.registry import MODELS
+from torch import nn
+
+
+@MODELS.register_module('LN2d')
+class LayerNorm2d(nn.LayerNorm):
+    """LayerNorm of each position's channel vector in (B, C, H, W) maps.
+
+    Registered as ``'LN2d'`` (ViTDet's norm of its feature pyramid and RoI
+    heads), so ``norm_cfg=dict(type='LN2d')`` works in mmdet and mmseg scopes.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, C, H, W) -> (B, C, H, W)."""
+        x = F.layer_norm(x.permute(0, 2, 3, 1), self.normalized_shape, self.weight, self.bias,
+                         self.eps)
+        return x.permute(0, 3, 1, 2)

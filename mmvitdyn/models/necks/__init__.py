@@ -1,0 +1,3 @@
+from .simple_fpn import SimpleFPN
+
+__all__ = ['SimpleFPN']

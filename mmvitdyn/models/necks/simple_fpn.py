@@ -1,0 +1,87 @@
+"""ViTDet's simple feature pyramid."""
+import math
+from typing import List, Sequence, Tuple, Union
+
+import torch
+import torch.nn.functional as F
+from mmcv.cnn import ConvModule, build_norm_layer
+from mmengine.model import BaseModule
+from mmengine.registry import MODELS
+from torch import nn
+
+
+@MODELS.register_module()
+class SimpleFPN(BaseModule):
+    """A feature pyramid built from the single map of a plain ViT (ViTDet).
+
+    Each level resamples the backbone map by a power-of-two factor (up:
+    stride-2 transposed convolutions, halving the channels each time, with
+    norm + GELU between them; down: max pooling), then projects it with a
+    1x1 and a 3x3 convolution, each followed by the norm. Levels beyond the
+    scale factors max-pool the last one with stride 2 (ViTDet's P6 for RPN).
+
+    Args:
+        in_channels (int): Channels C of the backbone map (768 for ViT-B).
+        out_channels (int): Channels of every output level.
+        scale_factors (Sequence[float]): Resampling factor per level, powers
+            of two. Defaults to (4, 2, 1, 0.5): strides 4, 8, 16, 32 from a
+            stride-16 map.
+        num_outs (int): Number of outputs, at least ``len(scale_factors)``.
+            Defaults to 5.
+        norm_cfg (dict): Norm after every convolution. Defaults to
+            ``dict(type='LN2d', eps=1e-6)``.
+        init_cfg (dict | list, optional): Initialisation config.
+    """
+
+    def __init__(self,
+                 in_channels: int,
+                 out_channels: int,
+                 scale_factors: Sequence[float] = (4, 2, 1, 0.5),
+                 num_outs: int = 5,
+                 norm_cfg: dict = dict(type='LN2d', eps=1e-6),
+                 init_cfg: Union[dict, list, None] = None):
+        super().__init__(init_cfg=init_cfg)
+        if num_outs < len(scale_factors):
+            raise ValueError(f'num_outs={num_outs} is fewer than the {len(scale_factors)} '
+                             f'scale_factors {tuple(scale_factors)}')
+        self.num_outs = num_outs
+        self.resamplers = nn.ModuleList()
+        self.lateral_convs = nn.ModuleList()
+        self.output_convs = nn.ModuleList()
+        for factor in scale_factors:
+            resampler, channels = self._resampler(factor, in_channels, norm_cfg)
+            self.resamplers.append(resampler)
+            self.lateral_convs.append(
+                ConvModule(channels, out_channels, 1, bias=False, norm_cfg=norm_cfg, act_cfg=None))
+            self.output_convs.append(
+                ConvModule(out_channels, out_channels, 3, padding=1, bias=False,
+                           norm_cfg=norm_cfg, act_cfg=None))
+
+    @staticmethod
+    def _resampler(factor: float, channels: int, norm_cfg: dict) -> Tuple[nn.Module, int]:
+        """The module resampling a map by ``factor``, and its output channels."""
+        steps = math.log2(factor)
+        if steps != int(steps):
+            raise ValueError(f'scale factor {factor} is not a power of two (e.g. 4, 2, 1, 0.5)')
+        steps = int(steps)
+        if steps <= 0:
+            return (nn.MaxPool2d(2**-steps) if steps else nn.Identity()), channels
+        layers: List[nn.Module] = []
+        for step in range(steps):
+            if step:
+                layers += [build_norm_layer(norm_cfg, channels)[1], nn.GELU()]
+            layers.append(nn.ConvTranspose2d(channels, channels // 2, 2, stride=2))
+            channels //= 2
+        return nn.Sequential(*layers), channels
+
+    def forward(self, inputs: Sequence[torch.Tensor]) -> Tuple[torch.Tensor, ...]:
+        """The backbone's outputs (its last map is used) -> ``num_outs`` maps, fine to coarse."""
+        x = inputs[-1]
+        outs = [
+            output(lateral(resample(x)))
+            for resample, lateral, output in zip(self.resamplers, self.lateral_convs,
+                                                  self.output_convs)
+        ]
+        while len(outs) < self.num_outs:
+            outs.append(F.max_pool2d(outs[-1], 1, stride=2))
+        return tuple(outs)

@@ -1,0 +1,3 @@
+from .dyt_encoder_decoder import DyTEncoderDecoder
+
+__all__ = ['DyTEncoderDecoder']

@@ -1,0 +1,88 @@
+"""The DyT detection and segmentation configs hold the paper's recipes and build."""
+import pytest
+from mmengine.config import Config
+from mmengine.registry import MODELS, init_default_scope
+
+from helpers.tools import REPO
+
+DYT = REPO / 'configs/dyt'
+
+
+def load(name):
+    return Config.fromfile(str(DYT / name))
+
+
+def test_vitdet_coco_recipe():
+    cfg = load('vitdet_coco.py')
+    assert cfg.custom_imports == dict(imports=['mmvitdyn'], allow_failed_imports=False)
+    assert cfg.default_scope == 'mmdet' and cfg.model.type == 'DyTMaskRCNN'
+    backbone = cfg.model.backbone
+    assert (backbone.type, backbone.arch, backbone.dispatch) == ('DyTViTDet', 'base', 'mlp')
+    assert (backbone.window_size, tuple(backbone.global_indices)) == (14, (2, 5, 8, 11))
+    assert backbone.adapter_cfg.bottleneck == 128 and backbone.freeze_pretrained
+    assert backbone.init_cfg.type == 'Pretrained'
+    assert cfg.model.neck.type == 'SimpleFPN' and cfg.model.rate_loss_weight == 2.0
+    assert cfg.train_cfg.max_epochs == 12
+    assert set(cfg.val_evaluator.metric) == {'bbox', 'segm'}
+    assert cfg.optim_wrapper.constructor == 'LayerDecayOptimWrapperConstructor'
+    assert any(t.get('crop_size') == (1024, 1024) for t in cfg.train_dataloader.dataset.pipeline)
+    assert {'type': 'DispatchRateHook'} in cfg.custom_hooks
+
+
+@pytest.mark.parametrize('name,dispatch,adapter,frozen', [
+    ('vitdet_coco_moe.py', 'mlp', dict(bottleneck=128, num_experts=4), True),
+    ('vitdet_coco_adaptformer.py', None, dict(bottleneck=128, num_experts=1), True),
+    ('vitdet_coco_full-ft.py', None, None, False),
+    ('upernet_ade20k_moe.py', 'mlp', dict(bottleneck=64, num_experts=4), True),
+    ('upernet_ade20k_adaptformer.py', None, dict(bottleneck=64, num_experts=1), True),
+    ('upernet_ade20k_full-ft.py', None, None, False),
+])
+def test_variants(name, dispatch, adapter, frozen):
+    backbone = load(name).model.backbone
+    assert backbone.dispatch == dispatch and backbone.freeze_pretrained == frozen
+    if adapter is None:
+        assert backbone.adapter_cfg is None
+    else:
+        assert {k: backbone.adapter_cfg[k] for k in adapter} == adapter
+
+
+def test_upernet_ade20k_recipe():
+    cfg = load('upernet_ade20k.py')
+    assert cfg.default_scope == 'mmseg' and cfg.model.type == 'DyTEncoderDecoder'
+    backbone = cfg.model.backbone
+    assert backbone.type == 'DyTViT' and tuple(backbone.out_indices) == (3, 5, 7, 11)
+    assert backbone.out_type == 'featmap' and backbone.adapter_cfg.bottleneck == 64
+    assert cfg.model.neck.type == 'MultiLevelNeck'
+    assert cfg.model.decode_head.type == 'UPerHead' and cfg.model.decode_head.num_classes == 150
+    assert cfg.model.auxiliary_head.type == 'FCNHead'
+    assert cfg.model.auxiliary_head.loss_decode.loss_weight == 0.4
+    assert cfg.model.test_cfg.mode == 'slide' and tuple(cfg.model.test_cfg.crop_size) == (512, 512)
+    assert cfg.crop_size == (512, 512) and cfg.train_dataloader.batch_size == 2  # x 8 GPUs
+    assert cfg.train_cfg.max_iters == 160000
+    assert (cfg.optim_wrapper.optimizer.type, cfg.optim_wrapper.optimizer.lr) == ('AdamW', 1e-3)
+    assert [s.type for s in cfg.param_scheduler] == ['LinearLR', 'PolyLR']
+
+
+def test_a_new_data_set_is_a_few_lines():
+    cfg = load('upernet_pascal-context-59.py')
+    assert cfg.train_dataloader.dataset.type == 'PascalContextDataset59'
+    assert cfg.model.decode_head.num_classes == 59 and cfg.model.backbone.type == 'DyTViT'
+    assert cfg.train_cfg.max_iters == 80000
+    lines = [line for line in (DYT / 'upernet_pascal-context-59.py').read_text().splitlines()
+             if line.strip() and not line.startswith('#')]
+    assert len(lines) < 25
+
+
+@pytest.mark.parametrize('name', ['vitdet_coco.py', 'upernet_ade20k.py'])
+def test_full_size_models_build_with_only_dyt_parts_trainable(name):
+    cfg = load(name)
+    cfg.model.backbone.init_cfg = None
+    init_default_scope(cfg.default_scope)
+    model = MODELS.build(cfg.model)
+    trainable = {n.split('.', 2)[-1]  # without 'blocks.{i}.'
+                 for n, p in model.backbone.named_parameters() if p.requires_grad}
+    expected = {f'{part}.{kind}' for part in ('adapter.down', 'adapter.up', 'dispatchers.mlp.gate')
+                for kind in ('weight', 'bias')}
+    if name.startswith('vitdet'):
+        expected |= {'attn.rel_pos_h', 'attn.rel_pos_w'}
+    assert trainable == expected
