@@ -4,14 +4,12 @@
                          [--show-dir DIR] [--cfg-options k=v ...] [--launcher ...]
 """
 import argparse
-import os
 import os.path as osp
 
-from mmengine.config import DictAction
-
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, build_runner,
-                                          enable_visualization, load_config, set_work_dir)
+from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, add_runner_arguments,
+                                          build_runner, enable_visualization, load_config,
+                                          parse_runner_arguments, set_work_dir)
 
 
 def parse_args(argv=None):
@@ -21,12 +19,8 @@ def parse_args(argv=None):
     parser.add_argument('--work-dir', help='directory for the evaluation logs')
     parser.add_argument('--out', help='also dump the predictions to this .pkl file')
     parser.add_argument('--show-dir', help='draw the predictions into this directory')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. test_dataloader.batch_size=1')
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args(argv)
-    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    add_runner_arguments(parser, 'test_dataloader.batch_size=1')
+    args = parse_runner_arguments(parser, argv)
     return parser, args
 
 

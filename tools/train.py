@@ -4,12 +4,10 @@
                           [--cfg-options k=v ...] [--launcher none|pytorch|slurm]
 """
 import argparse
-import os
-
-from mmengine.config import DictAction
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, build_runner, enable_amp, load_config,
+from mmvitdyn.engine.runner_setup import (SetupError, add_runner_arguments, build_runner,
+                                          enable_amp, load_config, parse_runner_arguments,
                                           set_resume, set_work_dir)
 
 
@@ -24,12 +22,8 @@ def parse_args(argv=None):
     parser.add_argument('--auto-scale-lr', action='store_true',
                         help='scale the learning rate by the actual batch size (auto_scale_lr)')
     parser.add_argument('--no-validate', action='store_true', help='skip validation during training')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. train_cfg.max_iters=10')
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args(argv)
-    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    add_runner_arguments(parser, 'train_cfg.max_iters=10')
+    args = parse_runner_arguments(parser, argv)
     return parser, args
 
 

@@ -111,11 +111,11 @@ class DyTFlopCounter:
     def __init__(self, model: nn.Module, image: torch.Tensor):
         if image.shape[0] != 1:
             raise ValueError(f'image must hold one input (batch 1), got shape {tuple(image.shape)}')
-        if model.training:
-            raise ValueError('model is in training mode; count FLOPs after model.eval()')
         backbone = find_dyt_backbone(model)
         if backbone is None:
             raise TypeError(f'{type(model).__name__} contains no DyTViT backbone')
+        if model.training:
+            raise ValueError('model is in training mode; count FLOPs after model.eval()')
         self.backbone = backbone
         traced = _WithMasks(model, backbone)
         with all_tokens_active(model), torch.no_grad():

@@ -1,10 +1,12 @@
 """What ``tools/train.py`` and ``tools/test.py`` share: config loading,
 command-line overrides and Runner construction for mmpretrain, mmdet and
 mmseg configs alike (chosen by the config's ``default_scope``)."""
+import argparse
+import os
 import os.path as osp
 from typing import Optional
 
-from mmengine.config import Config
+from mmengine.config import Config, DictAction
 from mmengine.device import get_device
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
@@ -22,6 +24,21 @@ SCOPES = {
 
 class SetupError(Exception):
     """A command-line or config problem the user can fix; tools print it plainly."""
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser, example_option: str) -> None:
+    """Arguments every tool shares: ``--cfg-options``, ``--launcher``, ``--local-rank``."""
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help=f'override config entries, e.g. {example_option}')
+    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+
+
+def parse_runner_arguments(parser: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    """Parse, and export ``LOCAL_RANK`` for launchers that pass ``--local-rank``."""
+    args = parser.parse_args(argv)
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return args
 
 
 def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:

@@ -49,7 +49,8 @@ def test_all_active_equals_the_dense_model_plus_dispatchers(dispatch):
         model(x)
     dense = DyTViT(arch=ARCH, img_size=32, patch_size=4, dispatch=None).eval()
     num_gates = sum(len(b.dispatchers) for b in model.dyt_blocks())
-    expected = count_flops(dense, x[:1]) + num_gates * PATCHES * ARCH['embed_dims']
+    # Each gate is a Linear(C, 1) over every token (class token included).
+    expected = count_flops(dense, x[:1]) + num_gates * (PATCHES + 1) * ARCH['embed_dims']
     assert counter.static_flops == expected
     assert counter.from_last_forward().tolist() == [expected] * 2
 
@@ -87,3 +88,5 @@ def test_rejects_batches_and_non_dyt_models():
         DyTFlopCounter(build('mlp'), images(2))
     with pytest.raises(TypeError, match='no DyTViT'):
         DyTFlopCounter(nn.Linear(2, 2), images(1))
+    with pytest.raises(ValueError, match='training mode'):
+        DyTFlopCounter(build('mlp').train(), images(1))

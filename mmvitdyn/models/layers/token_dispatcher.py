@@ -35,7 +35,8 @@ class TokenDispatcher(nn.Module):
 
     def forward(self, x: torch.Tensor, num_extra_tokens: int = 1) -> torch.Tensor:
         """Tokens (B, N, C) -> mask (B, N): exactly 0/1 values."""
-        logits = self.gate(x[:, num_extra_tokens:]).squeeze(-1)
+        # Gate every token, then drop the extra ones: slicing first would copy x.
+        logits = self.gate(x).squeeze(-1)[:, num_extra_tokens:]
         if self.training:
             if self.gumbel:
                 # g1 - g2 of two i.i.d. Gumbel(0, 1) draws is Logistic(0, 1).
