@@ -87,7 +87,7 @@ def train_and_test(config: str, work_dir: str, *cfg_options: str) -> dict:
 
 def gflops(config: str, ckpt: str) -> float:
     """Mean per-image GFLOPs over the val set (DyT) or the static count."""
-    out = run_tool('analysis_tools/get_flops.py', config, '--checkpoint', ckpt)
+    out = run_tool('analysis_tools/get_flops.py', config, '--checkpoint', ckpt, '--num-images', '359')
     match = re.search(r'^(?:DyT )?FLOPs:\s+([\d.]+) G', out, re.MULTILINE)
     if match is None:
         sys.exit('[demo] FAILED: get_flops.py printed no FLOPs')

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 from torch import nn
 
-from ..models.utils.convert_cli import save_atomically
+from ..utils import save_atomically
 from .ffn_grouping import Groups
 from .head_clustering import HeadCluster
 

@@ -16,7 +16,7 @@ from mmengine.runner import load_checkpoint
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
 from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.models.backbones import LearngeneViT
-from mmvitdyn.models.utils.convert_cli import save_atomically
+from mmvitdyn.utils import save_atomically
 
 
 def parse_args(argv=None):

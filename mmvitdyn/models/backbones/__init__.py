@@ -3,4 +3,4 @@ from .dyt_vitdet import DyTViTDet
 from .learngene_vit import LearngeneViT
 from .vit import ViT
 
-__all__ = ['DyTViT', 'DyTViTDet', 'ViT']
+__all__ = ['DyTViT', 'DyTViTDet', 'LearngeneViT', 'ViT']

@@ -1,11 +1,8 @@
 """The command line shared by ``tools/model_converters/*2mmvitdyn.py``."""
 import argparse
-import os
-from pathlib import Path
 from typing import List, Optional, Sequence
 
-import torch
-
+from ...utils import save_atomically
 from .checkpoint_convert import (convert_checkpoint, describe_checkpoint, detect_format,
                                  jax_num_heads, to_classifier)
 from .pretrained import load_state_dict_file
@@ -16,18 +13,6 @@ TOOLS = {
     'mmpretrain': 'mmpretrain2mmvitdyn.py',
     'dyt': 'dyt2mmvitdyn.py',
 }
-
-
-def save_atomically(obj: dict, dst: str) -> None:
-    """``torch.save`` to a temporary sibling of ``dst``, then rename it into place."""
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f'.{dst.name}.tmp-{os.getpid()}')
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def summary(info: dict, fmt: str, dst: str, classifier: bool) -> str:
