@@ -122,8 +122,9 @@ def main():
     runs['descendant from the learngene'] = train_and_test(
         DESCENDANT_CONFIG, osp.join(args.work_dir, 'descendant-learngene'), *epochs,
         f'model.backbone.learngene={learngene}')
-    runs['same descendant from scratch'] = train_and_test(
-        SCRATCH_CONFIG, osp.join(args.work_dir, 'descendant-scratch'), *epochs)
+    runs['same descendant from scratch'] = train_and_test(  # its structure is the learngene's
+        SCRATCH_CONFIG, osp.join(args.work_dir, 'descendant-scratch'), *epochs,
+        f'model.backbone.learngene={learngene}')
 
     banner('5/5 DyT UperNet on the ADE20K-layout shapes')
     seg = train_and_test(SEG_CONFIG, osp.join(args.work_dir, 'dyt-upernet-ade-shapes'))

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from helpers.tools import REPO
 from mmengine.logging import MMLogger
+from mmengine.registry import DefaultScope
 from mmpretrain.models import VisionTransformer
 from mmpretrain.registry import MODELS
 
@@ -361,7 +362,8 @@ def test_dyt_cli_classifier_checkpoint_loads_with_load_from(tmp_path, monkeypatc
     backbone = dict(type='DyTViT', arch=TINY, img_size=32, patch_size=PATCH,
                     adapter_cfg=dict(bottleneck=4, scale=1.0))
     head = dict(type='LinearClsHead', num_classes=5, in_channels=C)
-    classifier = MODELS.build(dict(type='ImageClassifier', backbone=backbone, head=head)).eval()
+    with DefaultScope.overwrite_default_scope('mmpretrain'):  # other tests may leave another scope
+        classifier = MODELS.build(dict(type='ImageClassifier', backbone=backbone, head=head)).eval()
     classifier.load_state_dict(load_state_dict_file(str(tmp_path / 'cls.pth')), strict=True)
     img = torch.randn(2, 3, 32, 32)
     expected = src(img)[0] @ official['head.weight'].T + official['head.bias']
