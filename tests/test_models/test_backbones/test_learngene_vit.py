@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from mmvitdyn.learngene import ExpandedMlp, Learngene
-from mmvitdyn.models.backbones import DyTViT, LearngeneViT
+from mmvitdyn.models.backbones import DyTLearngeneViT, LearngeneViT
 from mmvitdyn.models.layers import DyTBlock, Mlp
 
 from test_learngene.learngene_testing import images, make_ancestry, write_learngene
@@ -202,10 +202,6 @@ def test_corrupted_learngene(tmp_path):
         LearngeneViT(learngene=str(path))
 
 
-class DyTLearngeneViT(LearngeneViT, DyTViT):
-    """DyT on a Cluster-Learngene descendant, by composition only."""
-
-
 def test_composes_with_dyt_by_mro(ancestry, tmp_path):
     path = learngene_file(ancestry, tmp_path, eps=1e3)
     model = DyTLearngeneViT(learngene=path,
@@ -221,3 +217,45 @@ def test_composes_with_dyt_by_mro(ancestry, tmp_path):
     model.train()
     model(images(2))[0].sum().backward()
     assert model.blocks[0].mlp.expansion.map_out_weight.grad is not None
+
+
+def test_dyt_on_a_frozen_descendant_trains_its_own_parts_and_skips_tokens(ancestry, tmp_path):
+    path = learngene_file(ancestry, tmp_path, eps=1e3)
+    model = DyTLearngeneViT(learngene=path, img_size=32, arch=dict(num_heads=2), out_type='raw',
+                            adapter_cfg=dict(bottleneck=4), target_rate=0.3)
+    model.init_weights()
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable == {n for n, _ in model.named_parameters()
+                         if '.adapter.' in n or '.dispatchers.' in n}
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=0.05)
+    x = images(4)
+    for _ in range(20):
+        model.train()
+        out = model(x)[0]
+        optimizer.zero_grad()
+        (out.square().mean() + 10 * model.rate_loss()).backward()
+        optimizer.step()
+    model.eval()
+    packed = model(x)[0]
+    rate = model.activation_rates()['act_rate']
+    model.set_packed(False)
+    torch.testing.assert_close(model(x)[0], packed, atol=1e-5, rtol=1e-5)
+    assert rate < 0.6  # tokens really skip, toward the target rate of 0.3
+
+
+def test_dyt_descendant_config(ancestry, tmp_path):
+    from mmengine.config import Config
+    from mmengine.registry import DefaultScope
+    from mmpretrain.registry import MODELS
+
+    from helpers.tools import REPO
+    cfg = Config.fromfile(REPO / 'configs/cluster_learngene/'
+                          'dyt-learngene-vit-mini-p4-h3_vit-mini-eps1_1xb32-8e_digits-32px.py')
+    assert cfg.model.type == 'DyTImageClassifier'
+    assert cfg.model.backbone.type == 'DyTLearngeneViT'
+    backbone = dict(cfg.model.backbone, learngene=learngene_file(ancestry, tmp_path, eps=1e3),
+                    arch=dict(num_heads=2), img_size=32)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        model = MODELS.build(backbone)
+    assert isinstance(model, DyTLearngeneViT) and model.dispatch == 'mlp'
