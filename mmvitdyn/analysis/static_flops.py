@@ -14,15 +14,20 @@ class TensorForward(nn.Module):
     """``model(inputs, mode='tensor')`` as a plain ``forward(inputs)`` to trace.
 
     OpenMMLab models take a ``mode`` argument that a trace cannot pass; this
-    wrapper fixes it, so the count covers backbone, neck and head.
+    wrapper fixes it, so the count covers backbone, neck and head. Detectors
+    whose heads need proposals or data samples (two-stage mmdet models) are
+    counted through ``extract_feat``: backbone and neck.
     """
 
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
+        self.features_only = hasattr(model, 'rpn_head') or hasattr(model, 'roi_head')
         self.train(model.training)
 
     def forward(self, inputs: torch.Tensor):
+        if self.features_only:
+            return self.model.extract_feat(inputs)
         return self.model(inputs, mode='tensor')
 
 

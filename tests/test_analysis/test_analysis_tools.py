@@ -36,6 +36,19 @@ def test_get_flops_of_a_dyt_model_averages_val_images(data_workspace):
     assert reported(out, 'DyT / dense') == pytest.approx(dyt / dense, abs=1e-3)
 
 
+@pytest.mark.parametrize('config', [
+    'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py',
+    'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py',
+])
+def test_get_flops_of_dense_prediction_configs(config, data_workspace):
+    """Per-image DyT GFLOPs for a detector (backbone + neck) and a segmentor."""
+    out = run_tool(['analysis_tools/get_flops.py', REPO / config, '--num-images', 4],
+                   data_workspace).stdout
+    assert 'mean over 4 val images' in out
+    assert 0 < reported(out, 'Activation rate') < 1
+    assert reported(out, 'DyT FLOPs') < reported(out, 'Dense FLOPs')
+
+
 def test_visualize_dispatch_writes_pngs(data_workspace, tmp_path):
     from mmengine.config import Config
     from mmengine.registry import MODELS, init_default_scope
