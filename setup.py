@@ -22,8 +22,18 @@ setup(
     long_description=(HERE / 'README.md').read_text(encoding='utf-8'),
     long_description_content_type='text/markdown',
     packages=find_packages(include=['mmvitdyn', 'mmvitdyn.*']),
-    python_requires='>=3.11',
-    install_requires=read_requirements('torch') + read_requirements('runtime'),
+    # The code needs 3.8 (math.prod, typing.get_args, Path.unlink(missing_ok=True)),
+    # as torch 2.1 to 2.4 (requirements/torch.txt: >= 2.1) do.
+    python_requires='>=3.8',
+    classifiers=[
+        'License :: OSI Approved :: Apache Software License',
+        'Programming Language :: Python :: 3',
+        *(f'Programming Language :: Python :: 3.{minor}' for minor in range(8, 13)),
+        'Topic :: Scientific/Engineering :: Artificial Intelligence',
+    ],
+    # Ranges only, and no torch / torchvision: an existing environment keeps its
+    # own (requirements/torch.txt; importing mmvitdyn checks torch's version).
+    install_requires=read_requirements('runtime'),
     extras_require={'tests': read_requirements('tests')},
     license='Apache-2.0',
 )

@@ -1,8 +1,10 @@
-"""Shared fixtures: generated data and a runner for tools/."""
+"""Shared fixtures: generated data, and DyT checkpoints trained by tools/train.py."""
 from pathlib import Path
 
 import pytest
 
+from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG
+from helpers.tools import run_tool
 
 
 @pytest.fixture(scope='session')
@@ -15,3 +17,34 @@ def data_workspace(tmp_path_factory) -> Path:
     generate_ade_shapes(str(root / 'data/ade_shapes'), num_train=8, num_val=4)
     return root
 
+
+def train_briefly(config, options, workspace, work_dir) -> str:
+    """Train ``config`` through ``tools/train.py`` without validation; its last checkpoint."""
+    run_tool(['train.py', config, '--work-dir', work_dir, '--cfg-options', *options], workspace)
+    return (work_dir / 'last_checkpoint').read_text().strip()
+
+
+@pytest.fixture(scope='session')
+def dyt_digits_checkpoint(data_workspace, tmp_path_factory) -> str:
+    """The digits DyT classifier after 2 short epochs (8 iterations)."""
+    return train_briefly(DYT_DIGITS_CFG, [
+        'train_cfg.max_epochs=2', 'train_cfg.val_interval=100',
+        'train_dataloader.dataset.indices=128'
+    ], data_workspace, tmp_path_factory.mktemp('dyt-digits'))
+
+
+@pytest.fixture(scope='session')
+def dyt_coco_checkpoint(data_workspace, tmp_path_factory) -> str:
+    """The DyT Mask R-CNN on the COCO shapes after one epoch (2 iterations)."""
+    return train_briefly(DYT_COCO_CFG, [
+        'train_cfg.max_epochs=1', 'train_cfg.val_interval=100',
+        'default_hooks.checkpoint.interval=1'
+    ], data_workspace, tmp_path_factory.mktemp('dyt-coco'))
+
+
+@pytest.fixture(scope='session')
+def dyt_ade_checkpoint(data_workspace, tmp_path_factory) -> str:
+    """The DyT UperNet on the ADE shapes after 2 iterations."""
+    return train_briefly(DYT_ADE_CFG, [
+        'train_cfg.max_iters=2', 'train_cfg.val_interval=100', 'default_hooks.checkpoint.interval=2'
+    ], data_workspace, tmp_path_factory.mktemp('dyt-ade'))

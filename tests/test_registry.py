@@ -4,14 +4,17 @@ from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mmvitdyn  # noqa: F401
+from helpers.models import TINY_ARCH, tiny_backbone_cfg
 
-BACKBONE = dict(type='ViT', arch=dict(embed_dims=16, num_layers=1, num_heads=2,
-                                      feedforward_channels=32), img_size=16, patch_size=8)
+BACKBONE = tiny_backbone_cfg('ViT')
 
 
 def child_registry(scope):
-    module = {'mmdet': 'mmdet.registry', 'mmseg': 'mmseg.registry',
-              'mmpretrain': 'mmpretrain.registry'}[scope]
+    module = {
+        'mmdet': 'mmdet.registry',
+        'mmseg': 'mmseg.registry',
+        'mmpretrain': 'mmpretrain.registry'
+    }[scope]
     return __import__(module, fromlist=['MODELS']).MODELS
 
 
@@ -26,11 +29,11 @@ def test_backbone_builds_from_child_registry(scope):
 
 def test_config_with_custom_imports_builds_a_classifier(tmp_path):
     cfg_file = tmp_path / 'cfg.py'
-    cfg_file.write_text(
-        "default_scope = 'mmpretrain'\n"
-        "custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)\n"
-        f"model = dict(type='ImageClassifier', backbone={BACKBONE!r},\n"
-        "             head=dict(type='LinearClsHead', num_classes=3, in_channels=16))\n")
+    cfg_file.write_text("default_scope = 'mmpretrain'\n"
+                        "custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)\n"
+                        f"model = dict(type='ImageClassifier', backbone={BACKBONE!r},\n"
+                        "             head=dict(type='LinearClsHead', num_classes=3, "
+                        f"in_channels={TINY_ARCH['embed_dims']}))\n")
     cfg = Config.fromfile(str(cfg_file))
     from mmpretrain.registry import MODELS
     with DefaultScope.overwrite_default_scope(cfg.default_scope):

@@ -3,17 +3,24 @@
 1. generate the embedded data sets (scikit-learn digits, COCO/ADE shapes);
 2. train a small ViT classifier on digits (``tools/train.py``) and evaluate
    its best checkpoint (``tools/test.py``);
-3. DyT: fine-tune adapters + token dispatchers on that frozen ViT, evaluate,
-   and count the mean per-image GFLOPs of both (``get_flops.py``);
+3. DyT: fine-tune adapters + token dispatchers on that frozen ViT, evaluate
+   it, count the mean per-image GFLOPs of both (``get_flops.py``) and time
+   both side by side on validation images (``benchmark.py --trained``);
 4. Cluster-Learngene: condense that ViT into a learngene, train a smaller
-   descendant (half the heads) from it and the same descendant from scratch;
+   descendant (half the heads) from it, and a plain ViT of the same shape
+   from scratch for as long;
 5. DyT for segmentation: UperNet with a DyT ViT on the ADE20K-layout shapes;
-6. print a summary table, with where checkpoints and logs are.
+6. inference on generated images (``demo/image_demo.py``): the task's
+   picture, the per-layer skip maps, activation rate and GFLOPs;
+7. print a summary table, where everything was written and the time taken.
 
-    python tools/demo.py [--work-dir work_dirs/demo] [--epochs N]
+Each tool's output goes to ``<work-dir>/logs/<step>.log``. The default
+schedule is short (about 10 minutes on 2 CPU cores after set-up); ``--full``
+runs the configs' own schedules (about an hour).
+
+    python tools/demo.py [--work-dir work_dirs/demo] [--full]
 """
 import argparse
-import glob
 import json
 import os
 import os.path as osp
@@ -21,44 +28,87 @@ import re
 import subprocess
 import sys
 import time
+from glob import glob
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 VIT_CONFIG = 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
 DYT_CONFIG = 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
-DESCENDANT_CONFIG = 'configs/cluster_learngene/learngene-vit-mini-p4-h3_vit-mini-eps1_1xb32-10e_digits-32px.py'
-SCRATCH_CONFIG = 'configs/cluster_learngene/learngene-vit-mini-p4-h3_scratch_1xb32-10e_digits-32px.py'
+DESCENDANT_CONFIG = ('configs/cluster_learngene/'
+                     'learngene-vit-mini-p4-h3_vit-mini-eps0.1_1xb32-10e_digits-32px.py')
+SCRATCH_CONFIG = ('configs/cluster_learngene/'
+                  'learngene-vit-mini-p4-h3_scratch_1xb32-10e_digits-32px.py')
 SEG_CONFIG = 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
+# DBSCAN radius of the demo's learngene, in pixels of the 32x32 digits: the
+# small ViT's heads differ in mean attention distance by tenths of a pixel,
+# so a radius of 0.1 px keeps 2 to 5 of each layer's 6 heads apart.
+LEARNGENE_EPS = '0.1'
+# (epochs of the ViT, the DyT run and each learngene-shaped run; segmentation iterations)
+SCHEDULES = {'short': (6, 3, 3, 80), 'full': (20, 8, 10, 400)}
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--work-dir', default='work_dirs/demo', help='where runs are written')
-    parser.add_argument('--epochs', type=int, help='override the epochs of every digits run')
+    parser.add_argument(
+        '--full',
+        action='store_true',
+        help="the configs' own schedules (20/8/10/10 epochs, 400 iterations)")
     return parser.parse_args()
 
 
-def banner(text: str) -> None:
-    print(f'\n[demo] {text}', flush=True)
+class Demo:
+    """Runs tools/ as a user would, logging each run to its own file."""
+
+    def __init__(self, work_dir: str):
+        self.work_dir = work_dir
+        self.logs = osp.join(work_dir, 'logs')
+        os.makedirs(self.logs, exist_ok=True)
+        self.start = time.time()
+
+    def step(self, text: str) -> None:
+        print(f'\n[demo {self.elapsed()}] {text}', flush=True)
+
+    def elapsed(self) -> str:
+        seconds = int(time.time() - self.start)
+        return f'{seconds // 60:2d}:{seconds % 60:02d}'
+
+    def run(self, name: str, script: str, *args: str) -> str:
+        """Run ``script`` (relative to the repository) with ``args``; return its output."""
+        cmd = [sys.executable, script, *map(str, args)]
+        log = osp.join(self.logs, f'{name}.log')
+        print(f'  $ {" ".join(cmd[1:])}', flush=True)
+        start = time.time()
+        proc = subprocess.run(
+            cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+        with open(log, 'w') as f:
+            f.write(proc.stdout)
+        if proc.returncode != 0:
+            print(proc.stdout[-4000:])
+            sys.exit(f'[demo] FAILED: {" ".join(cmd)} (whole output: {log})')
+        print(f'    done in {time.time() - start:.0f} s (log: {log})', flush=True)
+        return proc.stdout
+
+    def train(self, name: str, config: str, *cfg_options: str) -> str:
+        """Train with validation at the end; return the work dir."""
+        work_dir = osp.join(self.work_dir, name)
+        self.run(f'{name}-train', 'tools/train.py', config, '--work-dir', work_dir, '--cfg-options',
+                 *cfg_options)
+        return work_dir
+
+    def test(self, name: str, config: str, checkpoint: str) -> dict:
+        """Evaluate ``checkpoint``; return the logged metrics."""
+        work_dir = osp.join(self.work_dir, name, 'test')
+        self.run(f'{name}-test', 'tools/test.py', config, checkpoint, '--work-dir', work_dir)
+        return last_logged(work_dir)
 
 
-def run_tool(script: str, *args: str) -> str:
-    """Run one of tools/ as a user would, echo its output and return it."""
-    cmd = [sys.executable, osp.join('tools', script), *args]
-    print('[demo] $ ' + ' '.join(cmd), flush=True)
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-    lines = []
-    for line in proc.stdout:
-        print(line, end='', flush=True)
-        lines.append(line)
-    if proc.wait() != 0:
-        sys.exit(f'[demo] FAILED: {" ".join(cmd)}')
-    return ''.join(lines)
-
-
-def last_metrics(work_dir: str) -> dict:
-    """Metrics of the newest run in ``work_dir`` (mmengine's <timestamp>.json)."""
-    logs = sorted(glob.glob(osp.join(work_dir, '*', '*.json')), key=osp.getmtime)
+def last_logged(work_dir: str) -> dict:
+    """The last scalars of the newest run in ``work_dir``: the final validation of a
+    training run, the metrics of a test run (mmengine's ``<timestamp>.json``)."""
+    logs = sorted((path
+                   for path in glob(osp.join(REPO, work_dir, '*', '**', '*.json'), recursive=True)
+                   if osp.basename(path) != 'scalars.json'),
+                  key=osp.getmtime)
     if not logs:
         sys.exit(f'[demo] FAILED: no metrics log under {work_dir}')
     with open(logs[-1]) as f:
@@ -66,80 +116,105 @@ def last_metrics(work_dir: str) -> dict:
 
 
 def best_checkpoint(work_dir: str) -> str:
-    best = glob.glob(osp.join(work_dir, 'best_*.pth'))
+    best = glob(osp.join(REPO, work_dir, 'best_*.pth'))
     if best:
-        return best[0]
-    with open(osp.join(work_dir, 'last_checkpoint')) as f:
-        return f.read().strip()
+        return osp.relpath(best[0], REPO)
+    with open(osp.join(REPO, work_dir, 'last_checkpoint')) as f:
+        return osp.relpath(f.read().strip(), REPO)
 
 
-def train_and_test(config: str, work_dir: str, *cfg_options: str) -> dict:
-    """Train ``config`` and evaluate its best checkpoint; return what the summary needs."""
-    options = ['--cfg-options', *cfg_options] if cfg_options else []
-    start = time.time()
-    run_tool('train.py', config, '--work-dir', work_dir, *options)
-    minutes = (time.time() - start) / 60
-    ckpt = best_checkpoint(work_dir)
-    test_dir = osp.join(work_dir, 'test')
-    run_tool('test.py', config, ckpt, '--work-dir', test_dir, *options)
-    return dict(metrics=last_metrics(test_dir), minutes=minutes, ckpt=ckpt, logs=work_dir)
-
-
-def gflops(config: str, ckpt: str) -> float:
-    """Mean per-image GFLOPs over the val set (DyT) or the static count."""
-    out = run_tool('analysis_tools/get_flops.py', config, '--checkpoint', ckpt, '--num-images', '359')
-    match = re.search(r'^(?:DyT )?FLOPs:\s+([\d.]+) G', out, re.MULTILINE)
-    if match is None:
-        sys.exit('[demo] FAILED: get_flops.py printed no FLOPs')
-    return float(match.group(1))
+def epochs_options(epochs: int) -> list:
+    """Train ``epochs`` with one validation at the end and the best checkpoint kept."""
+    return [
+        f'train_cfg.max_epochs={epochs}', f'train_cfg.val_interval={epochs}',
+        f'default_hooks.checkpoint.interval={epochs}'
+    ]
 
 
 def main():
     args = parse_args()
     os.chdir(REPO)
+    vit_epochs, dyt_epochs, lg_epochs, seg_iters = SCHEDULES['full' if args.full else 'short']
+    demo = Demo(args.work_dir)
     from mmvitdyn.datasets import GENERATORS
 
-    banner('1/5 generate the embedded data sets')
-    for name, generator in GENERATORS.items():
-        print(f'[demo] {name}: {generator.generate(generator.default_root)}')
+    demo.step('1/6 generate the embedded data sets')
+    for generator in GENERATORS.values():
+        made = generator.generate(generator.default_root)
+        counts = ', '.join(f'{n} {split}' for split, n in made.counts.items())
+        print(f'  {made.root}: {counts} images ({"made" if made.created else "already there"})')
 
-    epochs = [f'train_cfg.max_epochs={args.epochs}'] if args.epochs else []
-    runs = {}
-    banner('2/5 train and evaluate a small ViT on digits')
-    vit = runs['ViT (6 layers, 6 heads), dense'] = train_and_test(
-        VIT_CONFIG, osp.join(args.work_dir, 'vit-digits'), *epochs)
-    vit['gflops'] = gflops(VIT_CONFIG, vit['ckpt'])
+    rows = {}
+    demo.step(f'2/6 train a small ViT on digits ({vit_epochs} epochs) and evaluate it')
+    vit_dir = demo.train('vit-digits', VIT_CONFIG, *epochs_options(vit_epochs))
+    vit_ckpt = best_checkpoint(vit_dir)
+    rows['ViT (6 layers, 6 heads), dense'] = demo.test('vit-digits', VIT_CONFIG, vit_ckpt)
 
-    banner('3/5 DyT: adapters + MLP token dispatchers on the frozen ViT')
-    dyt = runs['DyT on that ViT (target rate 0.5)'] = train_and_test(
-        DYT_CONFIG, osp.join(args.work_dir, 'dyt-digits'), *epochs, f'load_from={vit["ckpt"]}')
-    dyt['gflops'] = gflops(DYT_CONFIG, dyt['ckpt'])
+    demo.step(f'3/6 DyT: adapters + MLP token dispatchers on the frozen ViT ({dyt_epochs} epochs)')
+    dyt_dir = demo.train('dyt-digits', DYT_CONFIG, *epochs_options(dyt_epochs),
+                         f'load_from={vit_ckpt}')
+    dyt_ckpt = best_checkpoint(dyt_dir)
+    rows['DyT on that ViT (target rate 0.5)'] = demo.test('dyt-digits', DYT_CONFIG, dyt_ckpt)
+    for row, config, ckpt in [(rows['ViT (6 layers, 6 heads), dense'], VIT_CONFIG, vit_ckpt),
+                              (rows['DyT on that ViT (target rate 0.5)'], DYT_CONFIG, dyt_ckpt)]:
+        flops_json = osp.join(args.work_dir, f'{osp.basename(osp.dirname(ckpt))}-flops.json')
+        demo.run(f'{osp.basename(osp.dirname(ckpt))}-flops', 'tools/analysis_tools/get_flops.py',
+                 config, '--checkpoint', ckpt, '--num-images', '359', '--out', flops_json)
+        with open(flops_json) as f:
+            row['gflops'] = json.load(f)['flops'] / 1e9
+    speed_json = osp.join(args.work_dir, 'speed.json')
+    demo.run('speed', 'tools/analysis_tools/benchmark.py', '--trained', VIT_CONFIG, vit_ckpt,
+             DYT_CONFIG, dyt_ckpt, '--num-images', '128', '--json', speed_json)
+    with open(speed_json) as f:
+        speed = json.load(f)['models']
+    timed_rows = [rows['ViT (6 layers, 6 heads), dense'], rows['DyT on that ViT (target rate 0.5)']]
+    for row, timed in zip(timed_rows, speed):
+        row['img/s'], row['speed-up'] = timed['images_per_s'], timed['speedup']
 
-    banner('4/5 Cluster-Learngene: learngene of the ViT -> descendant with 3 heads')
-    learngene = osp.join(args.work_dir, 'learngene', 'vit-mini-p4_digits-32px_eps1.pth')
-    run_tool('learngene/build_learngene.py', VIT_CONFIG, vit['ckpt'], '--num-images', '359',
-             '--eps', '1', '--out', learngene)
-    runs['descendant from the learngene'] = train_and_test(
-        DESCENDANT_CONFIG, osp.join(args.work_dir, 'descendant-learngene'), *epochs,
-        f'model.backbone.learngene={learngene}')
-    runs['same descendant from scratch'] = train_and_test(  # its structure is the learngene's
-        SCRATCH_CONFIG, osp.join(args.work_dir, 'descendant-scratch'), *epochs,
-        f'model.backbone.learngene={learngene}')
+    demo.step('4/6 Cluster-Learngene: learngene of the ViT -> descendant with 3 heads a layer')
+    learngene = osp.join(args.work_dir, 'learngene',
+                         f'vit-mini-p4_digits-32px_eps{LEARNGENE_EPS}.pth')
+    out = demo.run('learngene-build', 'tools/learngene/build_learngene.py', VIT_CONFIG, vit_ckpt,
+                   '--num-images', '359', '--eps', LEARNGENE_EPS, '--out', learngene)
+    summary = out[out.index('Learngene of a ViT'):out.index('inherited parameters')]
+    print('  ' + summary.strip().replace('\n', '\n  '))
+    lg_dir = demo.train('descendant-learngene', DESCENDANT_CONFIG, *epochs_options(lg_epochs),
+                        f'model.backbone.learngene={learngene}')
+    rows['descendant from the learngene'] = last_logged(lg_dir)
+    scratch_dir = demo.train('descendant-scratch', SCRATCH_CONFIG, *epochs_options(lg_epochs))
+    rows['plain ViT of its shape, from scratch'] = last_logged(scratch_dir)
 
-    banner('5/5 DyT UperNet on the ADE20K-layout shapes')
-    seg = train_and_test(SEG_CONFIG, osp.join(args.work_dir, 'dyt-upernet-ade-shapes'))
+    demo.step(f'5/6 DyT UperNet on the ADE20K-layout shapes ({seg_iters} iterations)')
+    seg_dir = demo.train('dyt-upernet-ade-shapes', SEG_CONFIG, f'train_cfg.max_iters={seg_iters}',
+                         f'train_cfg.val_interval={seg_iters}',
+                         f'default_hooks.checkpoint.interval={seg_iters}')
+    seg = last_logged(seg_dir)
 
-    banner('summary (digits val set: 359 images)')
-    print(f'  {"model":<36}{"top-1":>8}{"act. rate":>11}{"GFLOPs/img":>12}{"train min":>11}')
-    for name, run in runs.items():
-        rate = run['metrics'].get('act_rate')
-        flops = run.get('gflops')
-        print(f'  {name:<36}{run["metrics"]["accuracy/top1"]:>7.2f}%'
-              f'{f"{rate:.2f}" if rate is not None else "1.00":>11}'
-              f'{f"{flops:.3f}" if flops is not None else "-":>12}{run["minutes"]:>11.1f}')
-    print(f'  DyT UperNet on ADE shapes: mIoU {seg["metrics"]["mIoU"]:.2f}, activation rate '
-          f'{seg["metrics"].get("act_rate", float("nan")):.2f}, {seg["minutes"]:.1f} min')
-    print(f'  checkpoints and logs: {args.work_dir}/*/  (learngene: {learngene})')
+    demo.step('6/6 inference on generated images: demo/image_demo.py')
+    pictures = osp.join(args.work_dir, 'image_demo')
+    digit = sorted(glob('data/digits/val/7/*.png'))[0]
+    scene = sorted(glob('data/ade_shapes/images/validation/*.jpg'))[0]
+    for name, image, config, work_dir in [('digits', digit, DYT_CONFIG, dyt_dir),
+                                          ('ade', scene, SEG_CONFIG, seg_dir)]:
+        out = demo.run(f'image-demo-{name}', 'demo/image_demo.py', image, config,
+                       best_checkpoint(work_dir), '--out-dir', osp.join(pictures, name))
+        print('  ' + out[out.index('image '):out.index('Figures:')].strip().replace('\n', '\n  '))
+
+    demo.step('summary (digits: 359 validation images)')
+    print(f'  {"model":<38}{"top-1":>8}{"act. rate":>11}{"GFLOPs/img":>12}{"img/s":>8}'
+          f'{"speed-up":>10}')
+    for name, row in rows.items():
+        rate = row.get('act_rate', 1.0)
+        extra = (f'{row["gflops"]:>12.4f}{row["img/s"]:>8.0f}{row["speed-up"]:>9.2f}x'
+                 if 'gflops' in row else f'{"-":>12}{"-":>8}{"-":>10}')
+        print(f'  {name:<38}{row["accuracy/top1"]:>7.1f}%{rate:>11.2f}{extra}')
+    print(f'  DyT UperNet on the ADE shapes: mIoU {seg["mIoU"]:.1f}, activation rate '
+          f'{seg["act_rate"]:.2f}')
+    print(f'  learngene and its MAD picture: {learngene}, '
+          f'{re.sub(r"[.]pth$", "_mad.png", learngene)}')
+    print(f'  inference pictures: {pictures}/digits/, {pictures}/ade/')
+    print(f'  checkpoints: {args.work_dir}/*/; logs: {demo.logs}/')
+    print(f'\n[demo] finished in {demo.elapsed().strip()} (min:s)')
 
 
 if __name__ == '__main__':

@@ -3,6 +3,8 @@
 #   tools/dist_test.sh CONFIG CHECKPOINT GPUS [test.py args...]
 # Multi-node: set NNODES, NODE_RANK, MASTER_ADDR and PORT on every node.
 set -euo pipefail
+# The interpreter: $PYTHON, else the project's .venv, else the active python.
+source "$(dirname "$0")/_python.sh"
 CONFIG=$1
 CHECKPOINT=$2
 GPUS=$3
@@ -12,7 +14,7 @@ PORT=${PORT:-29500}
 MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
 
 PYTHONPATH="$(dirname "$0")/..${PYTHONPATH:+:$PYTHONPATH}" \
-python -m torch.distributed.run \
+"$PYTHON" -m torch.distributed.run \
     --nnodes="$NNODES" \
     --node_rank="$NODE_RANK" \
     --master_addr="$MASTER_ADDR" \

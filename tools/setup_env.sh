@@ -11,16 +11,19 @@
 #   FORCE_CUDA=1    build mmcv's CUDA ops even when no GPU is visible; set
 #                   TORCH_CUDA_ARCH_LIST (e.g. "8.0;9.0") to the GPUs you target.
 #
-# The mmcv wheel is built from the PyPI sdist because no wheel exists for
-# torch 2.14; it is cached under $MMVITDYN_CACHE/wheels/<key>/ where the key
-# names mmcv, torch, Python and cpu/cuXY, so a rebuild only happens when one
-# of those changes.
+# It installs the tested stack pinned in requirements/constraints.txt (to put
+# mmvitdyn into an environment you already have, see the README's "Into your
+# own environment"). The mmcv wheel is built from the PyPI sdist because no
+# wheel exists for torch 2.14; it is cached under $MMVITDYN_CACHE/wheels/<key>/
+# where the key names mmcv, torch, Python and cpu/cuXY, so a rebuild only
+# happens when one of those changes.
 set -Eeuo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${MMVITDYN_VENV:-$REPO/.venv}"
 CACHE="${MMVITDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmvitdyn}"
-MMCV_VERSION=2.1.0
+CONSTRAINTS="$REPO/requirements/constraints.txt"
+MMCV_VERSION="$(sed -n 's/^mmcv==\([^ #]*\).*/\1/p' "$CONSTRAINTS")"
 STEP="start"
 
 step() {
@@ -57,7 +60,7 @@ PIP=("$PY" -m pip --disable-pip-version-check)
 export PATH="$VENV/bin:$PATH"
 
 step "3/6 install torch, torchvision and build tools (setuptools with pkg_resources, ninja)"
-"${PIP[@]}" install -q -r "$REPO/requirements/torch.txt" -r "$REPO/requirements/build.txt"
+"${PIP[@]}" install -q -c "$CONSTRAINTS" -r "$REPO/requirements/torch.txt" -r "$REPO/requirements/build.txt"
 
 step "4/6 install mmcv $MMCV_VERSION with compiled ops (cached wheel or build)"
 DEVICE="$("$PY" - <<'EOF'
@@ -95,7 +98,7 @@ fi
 "${PIP[@]}" install -q --no-deps "$WHEEL_DIR"/mmcv-*.whl
 
 step "5/6 install OpenMMLab packages, test tools and mmvitdyn (editable)"
-"${PIP[@]}" install -q -r "$REPO/requirements/runtime.txt" -r "$REPO/requirements/tests.txt"
+"${PIP[@]}" install -q -c "$CONSTRAINTS" -r "$REPO/requirements/runtime.txt" -r "$REPO/requirements/tests.txt"
 "${PIP[@]}" install -q --no-deps --no-build-isolation -e "$REPO"
 
 step "6/6 check the stack imports and mmcv's ops run"

@@ -3,6 +3,8 @@
 #   [GPUS=8] [GPUS_PER_NODE=8] [CPUS_PER_TASK=5] [SRUN_ARGS=...] \
 #   tools/slurm_train.sh PARTITION JOB_NAME CONFIG WORK_DIR [train.py args...]
 set -euo pipefail
+# The interpreter: $PYTHON, else the project's .venv, else the active python.
+source "$(dirname "$0")/_python.sh"
 PARTITION=$1
 JOB_NAME=$2
 CONFIG=$3
@@ -22,4 +24,4 @@ srun -p "$PARTITION" \
     --cpus-per-task="$CPUS_PER_TASK" \
     --kill-on-bad-exit=1 \
     $SRUN_ARGS \
-    python -u "$(dirname "$0")/train.py" "$CONFIG" --work-dir="$WORK_DIR" --launcher=slurm "${@:5}"
+    "$PYTHON" -u "$(dirname "$0")/train.py" "$CONFIG" --work-dir="$WORK_DIR" --launcher=slurm "${@:5}"

@@ -2,6 +2,7 @@
 
     python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
                          [--show-dir DIR] [--cfg-options k=v ...] [--launcher ...]
+                         [--trust-checkpoint]
 """
 import argparse
 import os.path as osp

@@ -2,13 +2,19 @@
 
     python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp]
                           [--cfg-options k=v ...] [--launcher none|pytorch|slurm]
+                          [--trust-checkpoint]
+
+Checkpoints are written atomically (AtomicCheckpointHook) and each epoch is
+seeded from (seed, epoch) (EpochSeedHook), so a run killed at any point
+resumes with ``--resume`` from its last checkpoint and repeats the
+uninterrupted run.
 """
 import argparse
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
 from mmvitdyn.engine.runner_setup import (SetupError, add_runner_arguments, build_runner,
-                                          enable_amp, load_config, parse_runner_arguments,
-                                          set_resume, set_work_dir)
+                                          enable_amp, load_config, make_resumable,
+                                          parse_runner_arguments, set_resume, set_work_dir)
 
 
 def parse_args(argv=None):
@@ -16,12 +22,18 @@ def parse_args(argv=None):
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='directory for logs and checkpoints')
     parser.add_argument(
-        '--resume', nargs='?', type=str, const='auto',
+        '--resume',
+        nargs='?',
+        type=str,
+        const='auto',
         help='resume from CKPT, or from the latest checkpoint of the work dir if no CKPT is given')
     parser.add_argument('--amp', action='store_true', help='mixed-precision training (GPU only)')
-    parser.add_argument('--auto-scale-lr', action='store_true',
-                        help='scale the learning rate by the actual batch size (auto_scale_lr)')
-    parser.add_argument('--no-validate', action='store_true', help='skip validation during training')
+    parser.add_argument(
+        '--auto-scale-lr',
+        action='store_true',
+        help='scale the learning rate by the actual batch size (auto_scale_lr)')
+    parser.add_argument(
+        '--no-validate', action='store_true', help='skip validation during training')
     add_runner_arguments(parser, 'train_cfg.max_iters=10')
     args = parse_runner_arguments(parser, argv)
     return parser, args
@@ -36,6 +48,7 @@ def main(argv=None):
         if args.amp:
             enable_amp(cfg)
         set_resume(cfg, args.resume)
+        make_resumable(cfg)
         if args.auto_scale_lr:
             if 'auto_scale_lr' not in cfg:
                 raise SetupError('--auto-scale-lr needs auto_scale_lr=dict(base_batch_size=...) '

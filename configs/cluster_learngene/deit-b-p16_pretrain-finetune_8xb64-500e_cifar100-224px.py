@@ -2,7 +2,7 @@
 # (the ancestry) fine-tuned with the descendants' 500-epoch schedule.
 _base_ = [
     './_base_/models/deit-b-p16.py',
-    '../_base_/datasets/cifar100_bs64_224.py',
+    '../_base_/datasets/cifar100_bs64_deit_224.py',
     './_base_/schedules/adamw_cosine_500e_bs512.py',
     'mmpretrain::_base_/default_runtime.py',
 ]

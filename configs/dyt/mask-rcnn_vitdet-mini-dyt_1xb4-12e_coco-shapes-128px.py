@@ -14,8 +14,12 @@ _base_ = [
 width = 64
 model = dict(
     backbone=dict(
-        arch=dict(_delete_=True, embed_dims=width, num_layers=4, num_heads=4,
-                  feedforward_channels=4 * width),
+        arch=dict(
+            _delete_=True,
+            embed_dims=width,
+            num_layers=4,
+            num_heads=4,
+            feedforward_channels=4 * width),
         img_size=128,
         window_size=4,
         global_indices=(1, 3),
@@ -27,8 +31,8 @@ model = dict(
     rpn_head=dict(in_channels=width, feat_channels=width),
     roi_head=dict(
         bbox_roi_extractor=dict(out_channels=width),
-        bbox_head=dict(in_channels=width, conv_out_channels=width, fc_out_channels=256,
-                       num_classes=3),
+        bbox_head=dict(
+            in_channels=width, conv_out_channels=width, fc_out_channels=256, num_classes=3),
         mask_roi_extractor=dict(out_channels=width),
         mask_head=dict(in_channels=width, conv_out_channels=width, num_classes=3)))
 optim_wrapper = dict(type='OptimWrapper', optimizer=dict(lr=1e-3), clip_grad=dict(max_norm=10.0))
@@ -36,7 +40,7 @@ param_scheduler = [
     dict(type='LinearLR', start_factor=0.01, by_epoch=False, begin=0, end=20),
     dict(type='MultiStepLR', by_epoch=True, begin=0, end=12, milestones=[8, 11], gamma=0.1)
 ]
-default_hooks = dict(logger=dict(type='LoggerHook', interval=5),
-                     checkpoint=dict(type='CheckpointHook', interval=6))
+default_hooks = dict(
+    logger=dict(type='LoggerHook', interval=5), checkpoint=dict(type='CheckpointHook', interval=6))
 train_dataloader = dict(batch_size=4)
 auto_scale_lr = dict(base_batch_size=4)

@@ -16,8 +16,12 @@ norm_cfg = dict(type='BN', requires_grad=True)
 model = dict(
     data_preprocessor=dict(size=(128, 128)),
     backbone=dict(
-        arch=dict(_delete_=True, embed_dims=width, num_layers=4, num_heads=4,
-                  feedforward_channels=4 * width),
+        arch=dict(
+            _delete_=True,
+            embed_dims=width,
+            num_layers=4,
+            num_heads=4,
+            feedforward_channels=4 * width),
         img_size=128,
         out_indices=(0, 1, 2, 3),
         drop_path_rate=0.0,
@@ -32,6 +36,7 @@ param_scheduler = [
     dict(type='PolyLR', eta_min=0.0, power=1.0, by_epoch=False, begin=20, end=400)
 ]
 train_cfg = dict(max_iters=400, val_interval=200)
-default_hooks = dict(logger=dict(interval=20, log_metric_by_epoch=False),
-                     checkpoint=dict(by_epoch=False, interval=200))
+default_hooks = dict(
+    logger=dict(interval=20, log_metric_by_epoch=False),
+    checkpoint=dict(by_epoch=False, interval=200))
 train_dataloader = dict(batch_size=4)

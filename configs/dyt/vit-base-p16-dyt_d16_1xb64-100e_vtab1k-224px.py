@@ -13,6 +13,4 @@ _base_ = [
     './_base_/schedules/adamw_cosine_100e_vtab1k.py',
     './_base_/default_runtime.py',
 ]
-model = dict(
-    backbone=dict(adapter_cfg=dict(bottleneck=16, scale=1.0)),
-    head=dict(num_classes=100))
+model = dict(backbone=dict(adapter_cfg=dict(bottleneck=16, scale=1.0)), head=dict(num_classes=100))

@@ -20,7 +20,7 @@ param_scheduler = [
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=12, val_interval=12)
 val_cfg = dict(type='ValLoop')
 test_cfg = dict(type='TestLoop')
-default_hooks = dict(logger=dict(type='LoggerHook', interval=5),
-                     checkpoint=dict(type='CheckpointHook', interval=6))
+default_hooks = dict(
+    logger=dict(type='LoggerHook', interval=5), checkpoint=dict(type='CheckpointHook', interval=6))
 auto_scale_lr = dict(enable=False, base_batch_size=4)
 train_dataloader = dict(batch_size=4)

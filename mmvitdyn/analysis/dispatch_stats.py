@@ -17,6 +17,6 @@ def part_rates(masks: List[Dict[str, torch.Tensor]]) -> Tuple[List[str], torch.T
     names = [f'{i}.{part}' for i, block in enumerate(masks) for part in block]
     if not names:
         raise ValueError('no dispatch masks: the model dispatches nothing or has not run yet')
-    rates = torch.stack([(m.detach() != 0).float().mean(1)
-                         for block in masks for m in block.values()])
+    rates = torch.stack([(m.detach() != 0).float().mean(1) for block in masks
+                         for m in block.values()])
     return names, rates.cpu()

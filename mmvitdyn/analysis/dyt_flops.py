@@ -51,8 +51,8 @@ def all_tokens_active(model: nn.Module) -> Iterator[None]:
     The mask is clamped to 1 rather than replaced, so it still depends on the gate.
     """
     handles = [
-        m.register_forward_hook(lambda _, args, mask: mask.clamp(min=1))
-        for m in model.modules() if isinstance(m, TokenDispatcher)
+        m.register_forward_hook(lambda _, args, mask: mask.clamp(min=1)) for m in model.modules()
+        if isinstance(m, TokenDispatcher)
     ]
     try:
         yield

@@ -1,9 +1,13 @@
-"""Data sets: the generated defaults and checks of configured data roots."""
+"""Data sets: the generated defaults, data-root checks, and data set classes
+whose errors name unreadable files."""
 from .data_roots import check_data_roots
-from .generators import (GENERATORS, GeneratedSet, generate_ade_shapes,
-                         generate_coco_shapes, generate_digits)
+from .file_errors import (DataFileError, FileCheckedADE20KDataset, FileCheckedCocoDataset,
+                          FileCheckedCustomDataset, NameFilesOnError)
+from .generators import (GENERATORS, GeneratedSet, generate_ade_shapes, generate_coco_shapes,
+                         generate_digits)
 
 __all__ = [
-    'GENERATORS', 'GeneratedSet', 'check_data_roots', 'generate_ade_shapes',
-    'generate_coco_shapes', 'generate_digits'
+    'DataFileError', 'FileCheckedADE20KDataset', 'FileCheckedCocoDataset',
+    'FileCheckedCustomDataset', 'GENERATORS', 'GeneratedSet', 'NameFilesOnError',
+    'check_data_roots', 'generate_ade_shapes', 'generate_coco_shapes', 'generate_digits'
 ]

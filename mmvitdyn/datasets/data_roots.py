@@ -31,6 +31,32 @@ REAL_DATA_HINTS = {
     'get the VTAB-1K splits of the PEFT literature (as prepared by NOAH, '
     'https://github.com/ZhangYuanhan-AI/NOAH: <task>/images/, '
     'train800val200.txt, test.txt) into data/vtab-1k',
+    'data/cifar10':
+    "mmpretrain's CIFAR10 downloads it on first use when online; offline, "
+    'unpack https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz into '
+    'data/cifar10',
+    'data/flowers102':
+    'download 102flowers.tgz, imagelabels.mat and setid.mat from '
+    'https://www.robots.ox.ac.uk/~vgg/data/flowers/102/ into data/flowers102 '
+    '(jpg/, imagelabels.mat, setid.mat)',
+    'data/stanford_cars':
+    'get the Stanford Cars images and devkit into data/stanford_cars as '
+    "mmpretrain's StanfordCars reads them (cars_train/, cars_test/, devkit/ "
+    'with cars_train_annos.mat and cars_test_annos_withlabels.mat)',
+    'data/CUB_200_2011':
+    'download CUB_200_2011.tgz from '
+    'https://www.vision.caltech.edu/datasets/cub_200_2011/ and unpack it into '
+    'data/ (images/, images.txt, image_class_labels.txt, train_test_split.txt)',
+    'data/food-101':
+    'download food-101.tar.gz from '
+    'https://data.vision.ee.ethz.ch/cvl/datasets_extra/food-101/ and unpack it '
+    'into data/ (images/, meta/train.txt, meta/test.txt)',
+    'data/inat2019':
+    'download train_val2019.tar.gz, train2019.json and val2019.json of '
+    'https://github.com/visipedia/inat_comp/tree/master/2019 into data/inat2019, '
+    'unpack the images there and write meta/train2019.txt and '
+    "meta/val2019.txt with one '<file_name> <category_id>' line per entry of "
+    "the JSON files' images and annotations",
 }
 
 
@@ -54,8 +80,8 @@ def dataset_paths(dataset: dict) -> List[Tuple[str, str]]:
     prefixes = dataset.get('data_prefix') or {}
     if isinstance(prefixes, str):
         prefixes = {'img_path': prefixes}
-    paths += [(f'data_prefix.{key}', osp.join(root, prefix))
-              for key, prefix in prefixes.items() if prefix]
+    paths += [(f'data_prefix.{key}', osp.join(root, prefix)) for key, prefix in prefixes.items()
+              if prefix]
     if dataset.get('ann_file'):
         paths.append(('ann_file', osp.join(root, dataset['ann_file'])))
     return paths
@@ -83,8 +109,7 @@ def how_to_get(path: str) -> str:
     for root, hint in REAL_DATA_HINTS.items():
         if _end_of(parts, root) is not None:
             return hint
-    known = [g.default_root
-             for g in GENERATORS.values()] + list(REAL_DATA_HINTS)
+    known = [g.default_root for g in GENERATORS.values()] + list(REAL_DATA_HINTS)
     return f'it is none of the known data roots {known}'
 
 

@@ -29,10 +29,11 @@ def init_cpu_distributed(cfg) -> None:
     """
     backend = cfg.get('env_cfg', {}).get('dist_cfg', {}).get('backend', 'nccl')
     if backend != 'gloo':
-        raise RuntimeError(
-            f"env_cfg.dist_cfg.backend={backend!r} needs GPUs, and none is visible; "
-            "on the CPU use --cfg-options env_cfg.dist_cfg.backend=gloo")
-    missing = [k for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT') if k not in os.environ]
+        raise RuntimeError(f"env_cfg.dist_cfg.backend={backend!r} needs GPUs, and none is visible; "
+                           "on the CPU use --cfg-options env_cfg.dist_cfg.backend=gloo")
+    missing = [
+        k for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT') if k not in os.environ
+    ]
     if missing:
         raise RuntimeError(f'--launcher pytorch needs {missing} in the environment; '
                            'start through tools/dist_train.sh (torchrun)')

@@ -12,6 +12,7 @@ from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
+from ..utils import TRUST_ENV, TRUST_FLAG
 from .distributed import init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
@@ -26,10 +27,37 @@ class SetupError(Exception):
     """A command-line or config problem the user can fix; tools print it plainly."""
 
 
+class _TrustCheckpoints(argparse.Action):
+    """Set ``MMVITDYN_TRUST_CHECKPOINTS=1`` for this process and the ones it starts."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=False, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        os.environ[TRUST_ENV] = '1'
+        setattr(namespace, self.dest, True)
+
+
+def add_trust_argument(parser: argparse.ArgumentParser) -> None:
+    """``--trust-checkpoint``: the opt-in to fully unpickle checkpoints (see
+    :mod:`mmvitdyn.utils.checkpoint_loader`), for every tool that loads one."""
+    parser.add_argument(
+        TRUST_FLAG,
+        action=_TrustCheckpoints,
+        help='fully unpickle checkpoints that hold more than tensors and what an mmengine '
+        'Runner checkpoint holds; this can run code from the file, so only for checkpoints '
+        f'whose source you trust (same as {TRUST_ENV}=1)')
+
+
 def add_runner_arguments(parser: argparse.ArgumentParser, example_option: str) -> None:
-    """Arguments every tool shares: ``--cfg-options``, ``--launcher``, ``--local-rank``."""
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help=f'override config entries, e.g. {example_option}')
+    """Arguments every tool shares: ``--cfg-options``, ``--launcher``, ``--local-rank``,
+    ``--trust-checkpoint``."""
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help=f'override config entries, e.g. {example_option}')
+    add_trust_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
 
@@ -86,6 +114,18 @@ def set_resume(cfg: Config, resume: Optional[str]) -> None:
         cfg.resume, cfg.load_from = True, resume
 
 
+def make_resumable(cfg: Config) -> None:
+    """Checkpoints that survive a crash, and a resume that repeats the
+    uninterrupted run: the config's ``CheckpointHook`` becomes an
+    ``AtomicCheckpointHook`` (same arguments) and an ``EpochSeedHook`` is added."""
+    checkpoint = cfg.get('default_hooks', {}).get('checkpoint')
+    if checkpoint is not None and checkpoint.get('type') == 'CheckpointHook':
+        checkpoint.type = 'AtomicCheckpointHook'
+    hooks = list(cfg.get('custom_hooks', []))
+    if not any(hook.get('type') == 'EpochSeedHook' for hook in hooks):
+        cfg.custom_hooks = hooks + [dict(type='EpochSeedHook')]
+
+
 def enable_visualization(cfg: Config, show_dir: str) -> None:
     """Draw predictions of the test set into ``show_dir``."""
     scope = SCOPES[cfg.default_scope]
@@ -105,8 +145,8 @@ def add_dump_results(cfg: Config, out_file: str) -> None:
         raise SetupError(f'--out {out_file!r}: the file must end with .pkl or .pickle')
     dump = dict(type=SCOPES[cfg.default_scope]['dump'], out_file_path=out_file)
     evaluators = cfg.test_evaluator
-    cfg.test_evaluator = (list(evaluators) if isinstance(evaluators, (list, tuple))
-                          else [evaluators]) + [dump]
+    cfg.test_evaluator = (list(evaluators) if isinstance(evaluators,
+                                                         (list, tuple)) else [evaluators]) + [dump]
 
 
 def build_runner(cfg: Config) -> Runner:

@@ -7,28 +7,29 @@ each with one FFN; the embeddings (patch embedding, class token, position
 embedding) and final norm; plus the ancestry's architecture, the MAD table,
 the clusters (members, MAD) and the settings that produced them.
 
-The file is a plain ``torch.save`` of dicts, lists, numbers, strings and
-tensors (loadable with ``weights_only=True``), written to a temporary file
-and renamed into place.
+The file layout and its field checks are shared with the baselines'
+learngenes (see :mod:`mmvitdyn.learngene.fields`).
 """
-import os.path as osp
+import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
 
+from ..models.layers import FFN_PARAMS
 from ..utils import save_atomically
 from .ffn_grouping import Groups
+from .fields import (Tensors, ancestry_of, check_format, clone_state, expect_int, expect_norm,
+                     expect_tensor, expect_type, load_file, require, validate_ancestry)
 from .head_clustering import HeadCluster
 
 FORMAT = 'mmvitdyn.learngene'
 VERSION = 1
 CENTROIDS = ('select', 'average')
-FFN_KEYS = ('fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias')
-ANCESTRY_KEYS = ('embed_dims', 'num_layers', 'num_heads', 'head_dim', 'feedforward_channels',
-                 'patch_size', 'patch_resolution', 'num_extra_tokens', 'qkv_bias')
-Tensors = Dict[str, torch.Tensor]
+FFN_KEYS = tuple(FFN_PARAMS)
+TOP_KEYS = ('ancestry', 'settings', 'mad', 'embeddings', 'final_norm')
+LAYER_KEYS = ('qkv_weight', 'qkv_bias', 'proj_weight', 'proj_bias', 'norm1', 'norm2')
 
 
 @dataclass
@@ -127,61 +128,23 @@ class Learngene:
         if len(clusters) != len(blocks):
             raise ValueError(
                 f'clusters are given for {len(clusters)} layers, the ancestry has {len(blocks)}')
-        attn0 = blocks[0].attn
-        ancestry = dict(embed_dims=backbone.embed_dims,
-                        num_layers=len(blocks),
-                        num_heads=attn0.num_heads,
-                        head_dim=attn0.head_dim,
-                        feedforward_channels=blocks[0].mlp.fc1.out_features,
-                        patch_size=backbone.patch_size,
-                        patch_resolution=list(backbone.patch_resolution),
-                        num_extra_tokens=backbone.num_extra_tokens,
-                        qkv_bias=attn0.qkv.bias is not None)
+        ancestry = ancestry_of(backbone)
         layers = [
-            cls._condense_attention(block, layer_clusters, centroid)
+            condense_layer(block.attn, block.norm1, block.norm2, layer_clusters, centroid)
             for block, layer_clusters in zip(blocks, clusters)
         ]
-        groups = []
-        for group in ffn_groups:
-            members = group if centroid == 'average' else group[:1]
-            weights = {
-                key: torch.stack([_ffn_state(blocks[i])[key] for i in members]).mean(0)
-                for key in FFN_KEYS
-            }
-            groups.append(FFNGroup(tuple(group), weights))
+        groups = condense_ffns(ffn_groups, lambda i: blocks[i].mlp.state_dict(), centroid)
         embeddings = {
             key: value.detach().clone()
             for key, value in backbone.state_dict().items()
             if key in ('cls_token', 'pos_embed') or key.startswith('patch_embed.')
         }
-        final_norm = _clone(backbone.norm.state_dict())
+        final_norm = clone_state(backbone.norm.state_dict())
         settings = dict(settings or {}, centroid=centroid)
         learngene = cls(ancestry, settings,
                         mad.detach().cpu().float().clone(), embeddings, final_norm, layers, groups)
         learngene.validate()
         return learngene
-
-    @staticmethod
-    def _condense_attention(block: nn.Module, clusters: Sequence[HeadCluster],
-                            centroid: str) -> LearngeneLayer:
-        attn = block.attn
-        h, d = attn.num_heads, attn.head_dim
-        qkv = attn.qkv.weight.view(3, h, d, -1).transpose(0, 1)  # (H, 3, D, C)
-        bias = attn.qkv.bias.view(3, h, d).transpose(0, 1) if attn.qkv.bias is not None else None
-        proj = attn.proj.weight.view(-1, h, d).transpose(0, 1)  # (H, C, D)
-
-        def pick(tensor):
-            if centroid == 'select':
-                return torch.stack([tensor[c.representative] for c in clusters])
-            return torch.stack([tensor[list(c.members)].mean(0) for c in clusters])
-
-        return LearngeneLayer(clusters=list(clusters),
-                              qkv_weight=pick(qkv),
-                              qkv_bias=pick(bias) if bias is not None else None,
-                              proj_weight=pick(proj),
-                              proj_bias=attn.proj.bias.detach().clone(),
-                              norm1=_clone(block.norm1.state_dict()),
-                              norm2=_clone(block.norm2.state_dict()))
 
     # ------------------------------------------------------------- queries
     @property
@@ -202,11 +165,11 @@ class Learngene:
     def parameter_counts(self) -> Dict[str, int]:
         """Parameters the learngene holds: heads (+ W^O bias and norms), FFNs,
         embeddings (+ final norm), and their total."""
-        counts = dict(attention=sum(layer.num_parameters() for layer in self.layers),
-                      ffn=sum(group.num_parameters() for group in self.ffn_groups),
-                      embeddings=sum(
-                          t.numel()
-                          for t in [*self.embeddings.values(), *self.final_norm.values()]))
+        counts = dict(
+            attention=sum(layer.num_parameters() for layer in self.layers),
+            ffn=sum(group.num_parameters() for group in self.ffn_groups),
+            embeddings=sum(t.numel()
+                           for t in [*self.embeddings.values(), *self.final_norm.values()]))
         counts['total'] = sum(counts.values())
         return counts
 
@@ -214,10 +177,12 @@ class Learngene:
         """A readable table: centroids per layer, clusters, FFN groups, parameters."""
         a, s = self.ancestry, self.settings
         lines = [
-            f"Learngene of a ViT: {a['num_layers']} layers, {a['num_heads']} heads of {a['head_dim']}, "
-            f"{a['embed_dims']} wide, FFN {a['feedforward_channels']}, patch {a['patch_size']}",
+            f"Learngene of a ViT: {a['num_layers']} layers, {a['num_heads']} heads of "
+            f"{a['head_dim']}, {a['embed_dims']} wide, FFN {a['feedforward_channels']}, patch "
+            f"{a['patch_size']}",
             'settings: ' + ', '.join(f'{k}={v}' for k, v in s.items()),
-            f"{'layer':>5} | {'heads':>5} | {'FFN':>3} | clusters in priority order: members (mean MAD px)",
+            f"{'layer':>5} | {'heads':>5} | {'FFN':>3} | "
+            'clusters in priority order: members (mean MAD px)',
         ]
         for index, layer in enumerate(self.layers):
             clusters = '  '.join('[' + ','.join(map(str, c.members)) + f'] {c.mad:.1f}'
@@ -238,100 +203,66 @@ class Learngene:
 
     # ----------------------------------------------------------- validation
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first inconsistent field."""
-        a = self.ancestry
-        missing = [k for k in ANCESTRY_KEYS if k not in a]
-        if missing:
-            raise ValueError(f'learngene ancestry lacks {missing}')
-        c, h, d = a['embed_dims'], a['num_heads'], a['head_dim']
+        """Check everything inheritance reads; raise ``ValueError`` naming the
+        first field that is missing, of the wrong type or shape, out of range
+        or not finite."""
+        expect_type(self.settings, dict, 'settings')
+        a = validate_ancestry(self.ancestry)
+        c, h = a['embed_dims'], a['num_heads']
+        expect_tensor(self.mad, 'mad', (a['num_layers'], h))
+        if not torch.isfinite(self.mad).all():
+            raise ValueError(f'learngene mad has non-finite values at (layer, head) '
+                             f'{torch.nonzero(~torch.isfinite(self.mad)).tolist()}')
+        expect_type(self.embeddings, dict, 'embeddings')
+        p, grid, extra = a['patch_size'], a['patch_resolution'], a['num_extra_tokens']
+        embeddings = {
+            'patch_embed.proj.weight': (c, None, p, p),
+            'patch_embed.proj.bias': (c, ),
+            'pos_embed': (1, extra + grid[0] * grid[1], c)
+        }
+        if extra:
+            embeddings['cls_token'] = (1, 1, c)
+        for key, shape in embeddings.items():
+            expect_tensor(require(self.embeddings, key, 'embeddings'), f'embeddings.{key}', shape)
+        expect_norm(self.final_norm, 'final_norm', c, optional=True)
+        expect_type(self.layers, list, 'layers')
         if len(self.layers) != a['num_layers']:
-            raise ValueError(
-                f"learngene has {len(self.layers)} layers, ancestry.num_layers={a['num_layers']}")
-        if tuple(self.mad.shape) != (a['num_layers'], h):
-            raise ValueError(f'learngene mad has shape {tuple(self.mad.shape)}, expected '
-                             f"({a['num_layers']}, {h})")
+            raise ValueError(f'learngene has {len(self.layers)} layers, ancestry.num_layers='
+                             f"{a['num_layers']}")
         for index, layer in enumerate(self.layers):
-            n = layer.num_centroids
-            if n < 1:
-                raise ValueError(f'learngene layer {index} has no head centroid')
-            expected = dict(qkv_weight=(n, 3, d, c),
-                            qkv_bias=(n, 3, d) if a['qkv_bias'] else None,
-                            proj_weight=(n, c, d),
-                            proj_bias=(c, ))
-            for name, shape in expected.items():
-                tensor = getattr(layer, name)
-                got = None if tensor is None else tuple(tensor.shape)
-                if got != shape:
-                    raise ValueError(
-                        f'learngene layer {index} {name} has shape {got}, expected {shape}')
-        covered = [layer for group in self.ffn_groups for layer in group.layers]
-        if covered != list(range(a['num_layers'])):
-            raise ValueError(
-                f'learngene ffn_groups {[list(g.layers) for g in self.ffn_groups]} do not '
-                f"cover layers 0..{a['num_layers'] - 1} once, in order")
-        f = a['feedforward_channels']
-        shapes = {'fc1.weight': (f, c), 'fc1.bias': (f, ), 'fc2.weight': (c, f), 'fc2.bias': (c, )}
-        for group in self.ffn_groups:
-            for key, shape in shapes.items():
-                got = tuple(group.weights[key].shape) if key in group.weights else None
-                if got != shape:
-                    raise ValueError(
-                        f'learngene FFN group {list(group.layers)} {key} has shape {got}, '
-                        f'expected {shape}')
+            validate_layer(layer, f'layers[{index}]', a['num_heads'], c, a['head_dim'],
+                           a['qkv_bias'])
+        validate_ffn_groups(self.ffn_groups, 'ffn_groups', a['num_layers'], c,
+                            a['feedforward_channels'])
 
     # ----------------------------------------------------------------- I/O
     def to_dict(self) -> dict:
-        return dict(format=FORMAT,
-                    version=VERSION,
-                    ancestry=dict(self.ancestry),
-                    settings=dict(self.settings),
-                    mad=self.mad,
-                    embeddings=dict(self.embeddings),
-                    final_norm=dict(self.final_norm),
-                    layers=[
-                        dict(clusters=[
-                            dict(members=list(c.members),
-                                 mad=c.mad,
-                                 representative=c.representative) for c in layer.clusters
-                        ],
-                             qkv_weight=layer.qkv_weight,
-                             qkv_bias=layer.qkv_bias,
-                             proj_weight=layer.proj_weight,
-                             proj_bias=layer.proj_bias,
-                             norm1=dict(layer.norm1),
-                             norm2=dict(layer.norm2)) for layer in self.layers
-                    ],
-                    ffn_groups=[
-                        dict(layers=list(g.layers), weights=dict(g.weights))
-                        for g in self.ffn_groups
-                    ])
+        return dict(
+            format=FORMAT,
+            version=VERSION,
+            ancestry=dict(self.ancestry),
+            settings=dict(self.settings),
+            mad=self.mad,
+            embeddings=dict(self.embeddings),
+            final_norm=dict(self.final_norm),
+            layers=[layer_to_dict(layer) for layer in self.layers],
+            ffn_groups=[ffn_group_to_dict(g) for g in self.ffn_groups])
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = 'learngene') -> 'Learngene':
-        if not isinstance(data, dict) or data.get('format') != FORMAT:
-            raise ValueError(f'{source} is not a learngene (no format={FORMAT!r} entry)')
-        if data.get('version') != VERSION:
-            raise ValueError(f"{source} has learngene version {data.get('version')!r}; this "
-                             f'mmvitdyn reads version {VERSION}')
+    def from_dict(cls, data: dict, source: str = 'learngene data') -> 'Learngene':
+        """Read :meth:`to_dict`'s layout; ``ValueError`` names ``source`` and
+        the missing or inconsistent field."""
+        check_format(data, FORMAT, VERSION, source)
         try:
             layers = [
-                LearngeneLayer(clusters=[
-                    HeadCluster(tuple(c['members']), float(c['mad']), int(c['representative']))
-                    for c in layer['clusters']
-                ],
-                               qkv_weight=layer['qkv_weight'],
-                               qkv_bias=layer['qkv_bias'],
-                               proj_weight=layer['proj_weight'],
-                               proj_bias=layer['proj_bias'],
-                               norm1=layer['norm1'],
-                               norm2=layer['norm2']) for layer in data['layers']
+                layer_from_dict(layer, f'layers[{index}]')
+                for index, layer in enumerate(require(data, 'layers', '', list))
             ]
-            groups = [FFNGroup(tuple(g['layers']), g['weights']) for g in data['ffn_groups']]
-            learngene = cls(data['ancestry'], data['settings'], data['mad'], data['embeddings'],
-                            data['final_norm'], layers, groups)
-        except (KeyError, TypeError) as err:
-            raise ValueError(f'{source} is incomplete: missing or malformed entry {err}') from err
-        try:
+            groups = [
+                ffn_group_from_dict(g, f'ffn_groups[{i}]')
+                for i, g in enumerate(require(data, 'ffn_groups', '', list))
+            ]
+            learngene = cls(*(require(data, key, '') for key in TOP_KEYS), layers, groups)
             learngene.validate()
         except ValueError as err:
             raise ValueError(f'{source}: {err}') from err
@@ -355,26 +286,162 @@ class Learngene:
             FileNotFoundError: No such file.
             ValueError: The file is corrupted, not a learngene, or inconsistent.
         """
-        if not osp.isfile(path):
-            raise FileNotFoundError(f'learngene file {path!r} does not exist (build one with '
-                                    'tools/learngene/build_learngene.py)')
-        try:
-            data = torch.load(path, map_location='cpu', weights_only=True, mmap=mmap)
-        except Exception as err:  # torch raises several types for damaged files
-            raise ValueError(f'learngene file {path!r} is corrupted or not a torch file: '
-                             f'{type(err).__name__}: {err}') from err
+        data = load_file(path, FORMAT, VERSION, 'build_learngene.py', mmap)
         return cls.from_dict(data, f'learngene file {path!r}')
 
 
-def _clone(state: Tensors) -> Tensors:
-    return {key: value.detach().clone() for key, value in state.items()}
+# ----------------------------------------------- layers and FFN groups
+def pick_heads(tensor: torch.Tensor, clusters: Sequence[HeadCluster],
+               centroid: str) -> torch.Tensor:
+    """(H, ...) per-head tensor -> (c, ...), one row per cluster: its
+    representative's (``select``) or its members' mean (``average``)."""
+    if centroid == 'select':
+        return torch.stack([tensor[c.representative] for c in clusters])
+    return torch.stack([tensor[list(c.members)].mean(0) for c in clusters])
 
 
-def _ffn_state(block: nn.Module) -> Tensors:
-    mlp = block.mlp
-    return {
-        'fc1.weight': mlp.fc1.weight,
-        'fc1.bias': mlp.fc1.bias,
-        'fc2.weight': mlp.fc2.weight,
-        'fc2.bias': mlp.fc2.bias
-    }
+@torch.no_grad()
+def condense_layer(attn: nn.Module, norm1: nn.Module, norm2: nn.Module,
+                   clusters: Sequence[HeadCluster], centroid: str) -> LearngeneLayer:
+    """The :class:`LearngeneLayer` of an attention with ``qkv`` (C -> 3HD) and
+    ``proj`` (HD -> C) linears and ``num_heads``, and the layer's norms."""
+    h = attn.num_heads
+    d = attn.qkv.out_features // (3 * h)
+    qkv = attn.qkv.weight.view(3, h, d, -1).transpose(0, 1)  # (H, 3, D, C)
+    bias = attn.qkv.bias.view(3, h, d).transpose(0, 1) if attn.qkv.bias is not None else None
+    proj = attn.proj.weight.view(-1, h, d).transpose(0, 1)  # (H, C, D)
+    return LearngeneLayer(
+        clusters=list(clusters),
+        qkv_weight=pick_heads(qkv, clusters, centroid),
+        qkv_bias=None if bias is None else pick_heads(bias, clusters, centroid),
+        proj_weight=pick_heads(proj, clusters, centroid),
+        proj_bias=attn.proj.bias.detach().clone(),
+        norm1=clone_state(norm1.state_dict()),
+        norm2=clone_state(norm2.state_dict()))
+
+
+@torch.no_grad()
+def condense_ffns(ffn_groups: Groups, ffn_of: Callable[[int], Tensors],
+                  centroid: str) -> List[FFNGroup]:
+    """One FFN per group (``fc1.weight`` ... from ``ffn_of(layer)``): the
+    first layer's (``select``) or the members' mean (``average``)."""
+    groups = []
+    for group in ffn_groups:
+        members = group if centroid == 'average' else group[:1]
+        states = [ffn_of(i) for i in members]
+        weights = {key: torch.stack([s[key] for s in states]).mean(0) for key in FFN_KEYS}
+        groups.append(FFNGroup(tuple(group), weights))
+    return groups
+
+
+def validate_layer(layer, where: str, num_heads: int, embed_dims: int, head_dim: int,
+                   qkv_bias: bool) -> None:
+    """Check a :class:`LearngeneLayer` of an ancestry layer with ``num_heads``
+    heads of ``head_dim`` in ``embed_dims``."""
+    c, d = embed_dims, head_dim
+    expect_type(layer, LearngeneLayer, where)
+    _expect_clusters(layer.clusters, where, num_heads)
+    n = layer.num_centroids
+    expect_tensor(layer.qkv_weight, f'{where}.qkv_weight', (n, 3, d, c))
+    if qkv_bias:
+        expect_tensor(layer.qkv_bias, f'{where}.qkv_bias', (n, 3, d))
+    elif layer.qkv_bias is not None:
+        raise ValueError(f'learngene {where}.qkv_bias is given but ancestry.qkv_bias is False')
+    expect_tensor(layer.proj_weight, f'{where}.proj_weight', (n, c, d))
+    expect_tensor(layer.proj_bias, f'{where}.proj_bias', (c, ))
+    expect_norm(layer.norm1, f'{where}.norm1', c)
+    expect_norm(layer.norm2, f'{where}.norm2', c)
+
+
+def validate_ffn_groups(groups, where: str, num_layers: int, embed_dims: int,
+                        ffn_channels: int) -> None:
+    """Check FFN groups: a partition of layers 0..num_layers-1 in order, each
+    with an FFN of ``embed_dims`` -> ``ffn_channels`` -> ``embed_dims``."""
+    c, f = embed_dims, ffn_channels
+    shapes = {'fc1.weight': (f, c), 'fc1.bias': (f, ), 'fc2.weight': (c, f), 'fc2.bias': (c, )}
+    expect_type(groups, list, where)
+    covered = []
+    for index, group in enumerate(groups):
+        field = f'{where}[{index}]'
+        expect_type(group, FFNGroup, field)
+        expect_type(group.layers, tuple, f'{field}.layers')
+        for layer in group.layers:
+            expect_int(layer, f'{field}.layers', minimum=0)
+        covered.extend(group.layers)
+        expect_type(group.weights, dict, f'{field}.weights')
+        for key, shape in shapes.items():
+            expect_tensor(
+                require(group.weights, key, f'{field}.weights'), f'{field}.weights.{key}', shape)
+    if covered != list(range(num_layers)):
+        raise ValueError(f'learngene {where} {[list(g.layers) for g in groups]} do not '
+                         f'cover layers 0..{num_layers - 1} once, in order')
+
+
+def layer_to_dict(layer: LearngeneLayer) -> dict:
+    data = dict(clusters=[
+        dict(members=list(c.members), mad=c.mad, representative=c.representative)
+        for c in layer.clusters
+    ])
+    data.update({key: getattr(layer, key) for key in LAYER_KEYS})
+    for key in ('norm1', 'norm2'):
+        data[key] = dict(data[key])
+    return data
+
+
+def layer_from_dict(data: dict, where: str, layer_class=LearngeneLayer, keys=LAYER_KEYS):
+    """A ``layer_class`` from :func:`layer_to_dict`'s layout (``keys``: its tensors)."""
+    clusters = [
+        HeadCluster(
+            _as_tuple(require(c, 'members', f'{where}.clusters[{j}]')),
+            require(c, 'mad', f'{where}.clusters[{j}]'),
+            require(c, 'representative', f'{where}.clusters[{j}]'))
+        for j, c in enumerate(require(data, 'clusters', where, list))
+    ]
+    return layer_class(clusters, **{key: require(data, key, where) for key in keys})
+
+
+def ffn_group_to_dict(group: FFNGroup) -> dict:
+    return dict(layers=list(group.layers), weights=dict(group.weights))
+
+
+def ffn_group_from_dict(data: dict, where: str) -> FFNGroup:
+    return FFNGroup(_as_tuple(require(data, 'layers', where)), require(data, 'weights', where))
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def _expect_clusters(clusters, where: str, num_heads: int) -> None:
+    """Clusters with disjoint, ascending members in range, a representative
+    among them and a finite MAD."""
+    expect_type(clusters, list, f'{where}.clusters')
+    if not clusters:
+        raise ValueError(f'learngene {where}.clusters is empty: the layer has no head centroid')
+    seen = set()
+    for index, cluster in enumerate(clusters):
+        field = f'{where}.clusters[{index}]'
+        expect_type(cluster, HeadCluster, field)
+        members = cluster.members
+        expect_type(members, tuple, f'{field}.members')
+        if not members:
+            raise ValueError(f'learngene {field}.members is empty')
+        for head in members:
+            if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < num_heads:
+                raise ValueError(f'learngene {field}.members={list(members)} holds {head!r}; heads '
+                                 f'are ints in 0..{num_heads - 1}')
+        if list(members) != sorted(set(members)):
+            raise ValueError(f'learngene {field}.members={list(members)} must be ascending and '
+                             'unique')
+        if seen & set(members):
+            raise ValueError(f'learngene {field}.members={list(members)} repeats heads '
+                             f'{sorted(seen & set(members))} of another cluster')
+        seen |= set(members)
+        representative = cluster.representative
+        if isinstance(representative, bool) or not isinstance(representative, int) or \
+                representative not in members:
+            raise ValueError(f'learngene {field}.representative={representative!r} is not one '
+                             f'of its members {list(members)}')
+        if isinstance(cluster.mad, bool) or not isinstance(cluster.mad, (int, float)) or \
+                not math.isfinite(cluster.mad):
+            raise ValueError(f'learngene {field}.mad={cluster.mad!r} must be a finite number')

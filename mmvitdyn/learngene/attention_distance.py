@@ -11,14 +11,20 @@ The ancestry's forward pass runs once per batch; a hook on each attention's
 fused q/k/v projection turns its output into the heads' attention
 probabilities and their MAD with one batched product per layer, against a
 distance matrix computed once per grid.
+
+A Swin Transformer attends inside (shifted) windows: there the sum runs over
+the query's window, with d_ij from the two patches' coordinates in the
+window (:class:`WindowAttentionDistanceRecorder`).
 """
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Tuple, Union
 
 import torch
+from mmpretrain.models import SwinTransformer
 from torch import nn
 
 from ..models.layers import Attention
+from ..models.layers.window_msa import window_attention_probs
 
 
 def patch_distances(grid: Tuple[int, int],
@@ -126,10 +132,8 @@ class AttentionDistanceRecorder:
     def _distances_for(self, grid: Tuple[int, int], device) -> torch.Tensor:
         key = (tuple(grid), str(device))
         if key not in self._distances:
-            self._distances[key] = patch_distances(grid,
-                                                   self.patch_size,
-                                                   self.num_extra_tokens,
-                                                   device=device)
+            self._distances[key] = patch_distances(
+                grid, self.patch_size, self.num_extra_tokens, device=device)
         return self._distances[key]
 
     def _grid_hook(self, module, args, output):
@@ -140,18 +144,18 @@ class AttentionDistanceRecorder:
 
         def hook(module, args, output):
             if output.dim() != 3:
-                raise RuntimeError(f'layer {layer}: MAD needs every token of every image, got q/k/v '
-                                   f'of shape {tuple(output.shape)} (token dispatch? record the '
-                                   'complete model)')
+                raise RuntimeError(
+                    f'layer {layer}: MAD needs every token of every image, got q/k/v '
+                    f'of shape {tuple(output.shape)} (token dispatch? record the '
+                    'complete model)')
             b, t, _ = output.shape
             qkv = output.detach().reshape(b, t, 3, attn.num_heads, attn.head_dim)
             q, k = qkv[:, :, 0].transpose(1, 2), qkv[:, :, 1].transpose(1, 2)
             probs = patch_attention(q, k, self.num_extra_tokens)
             mad = attention_distance(probs, self._distances_for(self._grid, output.device))
             if self._sums is None:
-                self._sums = mad.new_zeros(len(self.attentions),
-                                           self.num_heads,
-                                           dtype=torch.float64)
+                self._sums = mad.new_zeros(
+                    len(self.attentions), self.num_heads, dtype=torch.float64)
             self._sums[layer] += mad.sum(0).double()
             if layer == 0:
                 self.num_images += b
@@ -178,24 +182,125 @@ class AttentionDistanceRecorder:
         return (self._sums / self.num_images).float().cpu()
 
 
+class WindowAttentionDistanceRecorder:
+    """Accumulates the MAD of every head of a Swin Transformer (mmpretrain's
+    ``SwinTransformer``) over the images it sees, inside its windows.
+
+    A query patch attends to the patches of its (shifted) window; d_ij is the
+    distance of the two patches' coordinates in the window times the stage's
+    patch stride in pixels (patch size x 2^stage). In a shifted window,
+    patches from different parts of the image are masked out of each other's
+    attention (their weight is ~0), so their in-window distance does not
+    count. MAD = mean over every query patch of every window of
+    sum_j A_ij d_ij. The feature maps must be whole windows (as Swin's
+    classification grids are: 56, 28, 14, 7 at 224 with windows of 7).
+
+    Use as :class:`AttentionDistanceRecorder`; :meth:`mean` gives one
+    (depth_s, heads_s) table per stage.
+
+    Args:
+        backbone (SwinTransformer): The ancestry.
+    """
+
+    def __init__(self, backbone: nn.Module):
+        if not isinstance(backbone, SwinTransformer):
+            raise ValueError(f'{type(backbone).__name__} is not an mmpretrain SwinTransformer')
+        self.backbone = backbone
+        self.stages = [[block.attn for block in stage.blocks] for stage in backbone.stages]
+        patch = backbone.patch_embed.projection.stride[0]
+        self.strides = [patch * 2**index for index in range(len(self.stages))]
+        self._sums = [None] * len(self.stages)
+        self._rows = [[0] * len(blocks) for blocks in self.stages]
+        self.num_images = 0
+        self._distances: Dict[tuple, torch.Tensor] = {}
+
+    def _images_hook(self, module, args):
+        self.num_images += args[0].shape[0]
+
+    def _window_check_hook(self, stage: int, layer: int):
+
+        def hook(module, args):
+            h, w = args[1]
+            if h % module.window_size or w % module.window_size:
+                raise RuntimeError(
+                    f'stage {stage} layer {layer}: its {h}x{w} feature map is not made of '
+                    f'whole {module.window_size}x{module.window_size} windows; MAD needs '
+                    'unpadded windows (use an image size that gives whole windows)')
+
+        return hook
+
+    def _msa_hook(self, stage: int, layer: int):
+
+        def hook(module, args, kwargs):
+            x = args[0]
+            probs, _ = window_attention_probs(module, x.detach(), kwargs.get('mask'))
+            side = module.window_size
+            key = (side, self.strides[stage], str(x.device))
+            if key not in self._distances:
+                self._distances[key] = patch_distances(
+                    tuple(side), self.strides[stage], device=x.device)
+            mad = attention_distance(probs.float(), self._distances[key])  # (windows, H)
+            if self._sums[stage] is None:
+                self._sums[stage] = mad.new_zeros(
+                    len(self.stages[stage]), module.num_heads, dtype=torch.float64)
+            self._sums[stage][layer] += mad.sum(0).double()
+            self._rows[stage][layer] += mad.shape[0]
+
+        return hook
+
+    @contextmanager
+    def recording(self) -> Iterator['WindowAttentionDistanceRecorder']:
+        """Within the context, forward passes of the backbone are recorded."""
+        handles = [self.backbone.patch_embed.register_forward_pre_hook(self._images_hook)]
+        for stage, blocks in enumerate(self.stages):
+            for layer, attn in enumerate(blocks):
+                handles.append(
+                    attn.register_forward_pre_hook(self._window_check_hook(stage, layer)))
+                handles.append(
+                    attn.w_msa.register_forward_pre_hook(
+                        self._msa_hook(stage, layer), with_kwargs=True))
+        try:
+            yield self
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def mean(self) -> List[torch.Tensor]:
+        """Per stage, (depth_s, heads_s) MAD averaged over every window of
+        the recorded images."""
+        if self.num_images == 0:
+            raise RuntimeError('no images were recorded; run the backbone inside recording()')
+        rows = [
+            torch.tensor(r, dtype=torch.float64, device=s.device).unsqueeze(1)
+            for r, s in zip(self._rows, self._sums)
+        ]
+        return [(s / r).float().cpu() for s, r in zip(self._sums, rows)]
+
+
+Recorder = Union[AttentionDistanceRecorder, WindowAttentionDistanceRecorder]
+
+
 @torch.no_grad()
-def record_attention_distance(backbone: nn.Module, batches) -> AttentionDistanceRecorder:
+def record_attention_distance(backbone: nn.Module, batches) -> Recorder:
     """Run ``backbone`` (in eval mode) over ``batches`` and record every head's MAD.
 
     Args:
-        backbone (nn.Module): The ancestry ViT.
+        backbone (nn.Module): The ancestry: mmvitdyn's ViT, or mmpretrain's
+            SwinTransformer (MAD inside its windows).
         batches (Iterable[Tensor]): Preprocessed images (B, 3, H, W), i.e.
             already normalised exactly as the model was trained.
     """
     backbone.eval()
-    recorder = AttentionDistanceRecorder(backbone)
+    recorder = WindowAttentionDistanceRecorder(backbone) if isinstance(
+        backbone, SwinTransformer) else AttentionDistanceRecorder(backbone)
     with recorder.recording():
         for images in batches:
             backbone(images)
     return recorder
 
 
-def mean_attention_distance(backbone: nn.Module, batches) -> torch.Tensor:
+def mean_attention_distance(backbone: nn.Module,
+                            batches) -> Union[torch.Tensor, List[torch.Tensor]]:
     """MAD (num_layers, num_heads) of ``backbone`` averaged over ``batches``
-    (see :func:`record_attention_distance`)."""
+    (one table per stage for a Swin; see :func:`record_attention_distance`)."""
     return record_attention_distance(backbone, batches).mean()

@@ -10,7 +10,7 @@ DeiT-B with eps = 10 (counts 5,3,4,6,5,4,4,4,4,1,2,1) the only group of
 more than one layer is {5, 6, 7, 8}.
 
 A group is stored as one FFN and expanded back to its layers in the
-descendant by a learnable map (see ``ffn_expansion``).
+descendant by a learnable map (see ``mmvitdyn.models.layers.ffn_expansion``).
 """
 from typing import List, Optional, Sequence, Tuple
 

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 
 METHODS = ('dbscan', 'kmeans')
+# Relative tolerance of "nearest the cluster mean" (see ``make_cluster``).
+REPRESENTATIVE_RTOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,24 @@ class HeadCluster:
 
 
 def make_cluster(members: Sequence[int], mad_row: Sequence[float]) -> HeadCluster:
-    """A :class:`HeadCluster` of ``members`` given the layer's MAD values."""
+    """A :class:`HeadCluster` of ``members`` given the layer's MAD values.
+
+    The representative is the member nearest the mean MAD. Distances within
+    ``REPRESENTATIVE_RTOL`` times the largest member MAD of the nearest one
+    count as ties (members symmetric about the mean differ only by rounding,
+    which depends on the dtype), and ties go to the lowest head index.
+    ``mad_row`` keeps its dtype (float32 or float64) for the arithmetic.
+    """
     members = tuple(sorted(int(m) for m in members))
-    values = np.asarray([float(mad_row[m]) for m in members])
-    mean = float(values.mean())
-    # argmin returns the first minimum: the lowest head index among ties.
-    representative = members[int(np.argmin(np.abs(values - mean)))]
-    return HeadCluster(members, mean, representative)
+    row = np.asarray(mad_row)
+    values = row[list(members)] if np.issubdtype(row.dtype, np.floating) else \
+        row[list(members)].astype(np.float64)
+    mean = values.mean()
+    distance = np.abs(values - mean)
+    tolerance = REPRESENTATIVE_RTOL * float(np.abs(values).max())
+    # flatnonzero is ascending, so the first candidate is the lowest head index.
+    nearest = np.flatnonzero(distance <= distance.min() + tolerance)[0]
+    return HeadCluster(members, float(mean), members[int(nearest)])
 
 
 def priority_order(clusters: Sequence[HeadCluster]) -> List[HeadCluster]:

@@ -8,28 +8,44 @@ floor(H_d / c) times and the first H_d mod c (the biggest clusters) once
 more; when H_d < c only the top H_d centroids are used. A head takes its
 centroid's Q, K and V rows with their biases and its columns of W^O; the
 W^O bias is the source layer's. H_d(l) is given per layer, as
-omega = H_a / H_d, or as an incrementing / decrementing schedule.
+omega = H_a / H_d, or by a head schedule (see :func:`heads_per_layer`).
+Heads sharing a centroid are independent parameters, or one parameter with
+``tie_heads`` (see :mod:`mmvitdyn.models.layers.head_sharing`).
 
 Depth: descendant layer i inherits learngene layer ``i`` when the
 descendant is at most as deep as the ancestry (the learngene layers in
 order, the deepest ones dropped), and ``i mod L_a`` when it is deeper (the
 learngene is repeated from its first layer: centroids and FFN groups are
-reused in order). Shared copies are independent parameters.
+reused in order).
 
 FFNs: consecutive descendant layers whose sources are consecutive layers of
-one learngene FFN group form a *run*; a run of T > 1 layers shares the
-group's FFN through the learnable expansion (``ffn_expansion``), a run of
-one layer gets a plain FFN initialised with the group's FFN.
+one learngene FFN group form a *run*; a run of T layers shares the group's
+FFN W. ``ffn_sharing`` says how:
+
+- ``'tied'``: the run keeps one W and the learnable map g for the whole
+  training, layer t computing with W_t = g_t(W)
+  (:class:`mmvitdyn.models.layers.FFNExpansion`).
+- ``'independent'``: the public code's training. The expansion initialises
+  every layer's FFN once (materialised at step 0: g starts as the identity,
+  so each copy starts as W) and the copies then train as independent FFNs.
+
+A run of one layer gets a plain FFN initialised with the group's FFN in
+both modes.
 """
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from .artefact import Learngene, LearngeneLayer
 
-HEAD_SCHEDULES = ('incrementing', 'decrementing')
+FFN_SHARING = ('tied', 'independent')
+# The paper's named schedules: omega (H_a / H_d) of the three thirds of the depth.
+HEAD_SCHEDULES = {'incrementing': (2., 1.5, 1.), 'decrementing': (1., 1.5, 2.)}
+# Linear schedules from num_heads=(first, last).
+LINEAR_HEAD_SCHEDULES = ('linear-incrementing', 'linear-decrementing')
 
 
 def heads_per_layer(num_layers: int,
@@ -40,30 +56,41 @@ def heads_per_layer(num_layers: int,
     """H_d of each descendant layer.
 
     Args:
-        num_layers (int): Descendant depth.
+        num_layers (int): Descendant depth L.
         ancestry_heads (int): H_a.
         num_heads (int | Sequence[int], optional): Heads of every layer, one
-            value per layer, or with ``head_schedule`` the pair (first, last).
+            value per layer, or with a linear schedule the pair (low, high).
         omega (float | Sequence[float], optional): H_a / H_d, for every layer
             or per layer; H_a / omega must be a whole number.
-        head_schedule (str, optional): 'incrementing' or 'decrementing': the
-            heads go linearly (rounded) from ``min(num_heads)`` to
-            ``max(num_heads)`` or back over the layers.
+        head_schedule (str, optional): The paper's ``'incrementing'``
+            (omega = 2, 1.5, 1 over the three thirds of the depth: 6, 8, 12
+            heads from H_a = 12) or ``'decrementing'`` (omega = 1, 1.5, 2);
+            layer l is in third ``3 l // L``. Or ``'linear-incrementing'`` /
+            ``'linear-decrementing'``: the heads go linearly (rounded) from
+            ``min(num_heads)`` to ``max(num_heads)`` or back.
 
     With none of them the descendant keeps H_a heads.
     """
     if num_heads is not None and omega is not None:
         raise ValueError(f'give num_heads ({num_heads}) or omega ({omega}), not both')
-    if head_schedule is not None:
-        if head_schedule not in HEAD_SCHEDULES:
-            raise ValueError(f'head_schedule={head_schedule!r} is not one of {HEAD_SCHEDULES}')
+    if head_schedule is not None and head_schedule not in (*HEAD_SCHEDULES, *LINEAR_HEAD_SCHEDULES):
+        raise ValueError(f'head_schedule={head_schedule!r} is not one of '
+                         f'{[*HEAD_SCHEDULES, *LINEAR_HEAD_SCHEDULES]}')
+    if head_schedule in HEAD_SCHEDULES:
+        if num_heads is not None or omega is not None:
+            raise ValueError(f'head_schedule={head_schedule!r} sets the heads from omega = '
+                             f'{HEAD_SCHEDULES[head_schedule]} over the thirds of the depth; '
+                             f'drop num_heads={num_heads!r} / omega={omega!r}')
+        thirds = HEAD_SCHEDULES[head_schedule]
+        omega = [thirds[3 * layer // num_layers] for layer in range(num_layers)]
+    if head_schedule in LINEAR_HEAD_SCHEDULES:
         if not (isinstance(num_heads, Sequence) and len(num_heads) == 2):
-            raise ValueError(f'head_schedule={head_schedule!r} needs num_heads=(first, last), '
+            raise ValueError(f'head_schedule={head_schedule!r} needs num_heads=(low, high), '
                              f'got num_heads={num_heads!r}')
         low, high = sorted(int(n) for n in num_heads)
         step = (high - low) / max(num_layers - 1, 1)
         heads = [int(low + step * i + 0.5) for i in range(num_layers)]
-        if head_schedule == 'decrementing':
+        if head_schedule == 'linear-decrementing':
             heads = heads[::-1]
     elif omega is not None:
         omegas = [omega] * num_layers if isinstance(omega, (int, float)) else list(omega)
@@ -135,17 +162,20 @@ class DescendantPlan:
     """Where every part of a descendant comes from.
 
     Args:
-        sources (list[int]): Learngene layer of each descendant layer.
+        sources (list[int]): Learngene layer of each descendant layer (-1:
+            none, the layer starts random).
         heads (list[int]): Heads of each descendant layer.
         assignments (list[list[int]]): Centroid of each head, per layer.
         runs (list[FFNRun]): FFN runs, covering the layers in order.
-        expand (bool): Runs of several layers share an expanded FFN.
+        ffn_sharing (str): 'tied' or 'independent' (see the module docstring).
+        tie_heads (bool): Heads sharing a centroid are one parameter.
     """
     sources: List[int]
     heads: List[int]
     assignments: List[List[int]]
     runs: List[FFNRun]
-    expand: bool
+    ffn_sharing: str
+    tie_heads: bool
 
     def run_of(self, layer: int) -> Tuple[int, FFNRun, int]:
         """(run index, run, position in the run) of descendant ``layer``."""
@@ -155,62 +185,102 @@ class DescendantPlan:
         raise KeyError(f'layer {layer} is in no FFN run')
 
     def is_expanded(self, run: FFNRun) -> bool:
-        return self.expand and len(run.layers) > 1
+        """Whether ``run``'s layers compute with W_t = g_t(W) (tied, T > 1)."""
+        return self.ffn_sharing == 'tied' and len(run.layers) > 1
+
+    def shares_heads(self, layer: int) -> bool:
+        """Whether ``layer`` ties heads (``tie_heads`` and a repeated centroid)."""
+        assignment = self.assignments[layer]
+        return self.tie_heads and len(set(assignment)) < len(assignment)
 
     def layout(self) -> torch.Tensor:
-        """(num_layers, 4) int64: source layer, heads, expanded run (-1 if
-        none) and position in it. Saved with the descendant so a checkpoint
-        cannot load into a differently built one."""
+        """(num_layers, 5) int64: source layer, heads, expanded run (-1 if
+        none), position in it, and distinct head parameters. Saved with the
+        descendant so a checkpoint cannot load into a differently built one."""
         rows = []
         for layer, (source, heads) in enumerate(zip(self.sources, self.heads)):
             index, run, position = self.run_of(layer)
             expanded = self.is_expanded(run)
-            rows.append([source, heads, index if expanded else -1, position if expanded else 0])
+            distinct = len(set(self.assignments[layer])) if self.shares_heads(layer) else heads
+            rows.append(
+                [source, heads, index if expanded else -1, position if expanded else 0, distinct])
         return torch.tensor(rows, dtype=torch.int64)
 
 
 def plan_descendant(learngene: Learngene,
                     heads: Sequence[int],
-                    ffn_expansion: bool = True) -> DescendantPlan:
+                    ffn_sharing: str = 'tied',
+                    tie_heads: bool = False) -> DescendantPlan:
     """The :class:`DescendantPlan` of a descendant with ``heads[l]`` heads in layer l."""
+    if ffn_sharing not in FFN_SHARING:
+        raise ValueError(f'ffn_sharing={ffn_sharing!r} is not one of {FFN_SHARING}')
     sources = layer_sources(learngene.num_layers, len(heads))
     counts = learngene.num_centroids
     assignments = [head_assignment(counts[s], h) for s, h in zip(sources, heads)]
     group_of_layer = [learngene.group_of(layer) for layer in range(learngene.num_layers)]
     return DescendantPlan(sources, list(heads), assignments, ffn_runs(sources, group_of_layer),
-                          ffn_expansion)
+                          ffn_sharing, bool(tie_heads))
 
 
-def copy_into(param: torch.Tensor, value: torch.Tensor, name: str) -> None:
-    """``param.copy_(value)`` after a shape check that names the parameter."""
-    if tuple(param.shape) != tuple(value.shape):
-        raise ValueError(f'cannot inherit {name}: the learngene gives shape {tuple(value.shape)}, '
-                         f'the descendant has {tuple(param.shape)}')
+def plan_whole_layers(sources: Sequence[Optional[int]], heads: Sequence[int]) -> DescendantPlan:
+    """The plan of a descendant that inherits whole layers (the baselines:
+    Heuristic-, Auto-Learngene, TLEG): layer l from learngene layer
+    ``sources[l]`` (-1 where None: random), every head its own, every FFN
+    its own; nothing is shared."""
+    return DescendantPlan([-1 if s is None else s
+                           for s in sources], list(heads), [list(range(h)) for h in heads],
+                          [FFNRun(-1, (layer, )) for layer in range(len(heads))], 'independent',
+                          False)
+
+
+def copy_into(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:
+    """Set tensor ``name`` of ``module`` (a parameter, or a parametrised
+    tensor such as tied heads) to ``value``, after a shape check naming ``label``."""
+    target = getattr(module, name)
+    if tuple(target.shape) != tuple(value.shape):
+        raise ValueError(f'cannot inherit {label}: the learngene gives shape '
+                         f'{tuple(value.shape)}, the descendant has {tuple(target.shape)}')
     with torch.no_grad():
-        param.copy_(value)
+        if parametrize.is_parametrized(module, name):
+            setattr(module, name, value.to(target))
+        else:
+            target.copy_(value)
 
 
 def inherit_attention(attn: nn.Module, layer: LearngeneLayer, assignment: Sequence[int],
-                      name: str) -> None:
+                      name: str) -> Dict[str, int]:
     """Initialise an ``Attention`` with ``len(assignment)`` heads from centroids.
 
     Head k gets Q, K, V rows (and biases) of centroid ``assignment[k]`` and
-    its columns of W^O; the W^O bias is the layer's.
+    its columns of W^O; the W^O bias is the layer's. A descendant with q/k/v
+    biases from a learngene without them gets zero biases (the ancestry's
+    function), not counted as inherited.
+
+    Returns:
+        dict[str, int]: Inherited tensors (``qkv.weight``, ...) and their sizes.
     """
     index = torch.as_tensor(list(assignment), dtype=torch.long)
     qkv = layer.qkv_weight[index]  # (H_d, 3, D, C)
-    copy_into(attn.qkv.weight, qkv.transpose(0, 1).reshape(-1, qkv.shape[-1]), f'{name}.qkv.weight')
+    copy_into(attn.qkv, 'weight',
+              qkv.transpose(0, 1).reshape(-1, qkv.shape[-1]), f'{name}.qkv.weight')
     if attn.qkv.bias is not None:
         if layer.qkv_bias is None:
-            with torch.no_grad():
-                attn.qkv.bias.zero_()
+            copy_into(attn.qkv, 'bias', torch.zeros_like(attn.qkv.bias), f'{name}.qkv.bias')
         else:
-            copy_into(attn.qkv.bias, layer.qkv_bias[index].transpose(0, 1).reshape(-1),
+            copy_into(attn.qkv, 'bias', layer.qkv_bias[index].transpose(0, 1).reshape(-1),
                       f'{name}.qkv.bias')
     elif layer.qkv_bias is not None:
         raise ValueError(f'{name}: the learngene has q/k/v biases but the descendant was built '
                          'with qkv_bias=False')
     proj = layer.proj_weight[index]  # (H_d, C, D)
-    copy_into(attn.proj.weight,
+    copy_into(attn.proj, 'weight',
               proj.transpose(0, 1).reshape(proj.shape[1], -1), f'{name}.proj.weight')
-    copy_into(attn.proj.bias, layer.proj_bias, f'{name}.proj.bias')
+    copy_into(attn.proj, 'bias', layer.proj_bias, f'{name}.proj.bias')
+    inherited = {
+        'qkv.weight': attn.qkv.weight.numel(),
+        'proj.weight': attn.proj.weight.numel(),
+        'proj.bias': attn.proj.bias.numel()
+    }
+    if layer.qkv_bias is not None:
+        inherited['qkv.bias'] = attn.qkv.bias.numel()
+    return inherited

@@ -1,10 +1,28 @@
 """A picture of the clustering: MAD per head per layer, coloured by cluster."""
-from typing import Optional
+from typing import List, Optional, Sequence, Tuple, Union
+
+import torch
 
 from .artefact import Learngene
+from .head_clustering import HeadCluster
+from .swin import SwinLearngene
 
 
-def plot_mad(learngene: Learngene, path: str, title: Optional[str] = None) -> None:
+def mad_columns(
+    learngene: Union[Learngene, SwinLearngene]
+) -> List[Tuple[str, torch.Tensor, Sequence[HeadCluster]]]:
+    """(label, MAD of its heads, clusters) of every layer; a Swin's blocks
+    are labelled ``stage.block``."""
+    if isinstance(learngene, SwinLearngene):
+        return [(f'{s}.{b}', stage.mad[b], layer.clusters)
+                for s, stage in enumerate(learngene.stages) for b, layer in enumerate(stage.layers)]
+    return [(str(index), learngene.mad[index], layer.clusters)
+            for index, layer in enumerate(learngene.layers)]
+
+
+def plot_mad(learngene: Union[Learngene, SwinLearngene],
+             path: str,
+             title: Optional[str] = None) -> None:
     """Save a PNG: one column of dots per layer, a dot per head at its MAD.
 
     Dots share a colour when their heads share a cluster (colours follow the
@@ -16,37 +34,34 @@ def plot_mad(learngene: Learngene, path: str, title: Optional[str] = None) -> No
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    mad = learngene.mad.numpy()
-    num_layers, num_heads = mad.shape
+    columns = mad_columns(learngene)
     cmap = plt.get_cmap('tab10')
-    fig, ax = plt.subplots(figsize=(max(6., 0.6 * num_layers + 2), 4.5))
-    for layer, condensed in enumerate(learngene.layers):
+    fig, ax = plt.subplots(figsize=(max(6., 0.6 * len(columns) + 2), 4.5))
+    for layer, (_, row, clusters) in enumerate(columns):
+        row = row.numpy()
         clustered = set()
-        for rank, cluster in enumerate(condensed.clusters):
+        for rank, cluster in enumerate(clusters):
             heads = list(cluster.members)
             clustered.update(heads)
-            ax.scatter([layer] * len(heads),
-                       mad[layer, heads],
-                       s=36,
-                       color=cmap(rank % 10),
-                       zorder=2)
-            ax.scatter([layer], [mad[layer, cluster.representative]],
+            ax.scatter([layer] * len(heads), row[heads], s=36, color=cmap(rank % 10), zorder=2)
+            ax.scatter([layer], [row[cluster.representative]],
                        s=110,
                        facecolors='none',
                        edgecolors='black',
                        linewidths=1.2,
                        zorder=3)
-        noise = [h for h in range(num_heads) if h not in clustered]
+        noise = [h for h in range(len(row)) if h not in clustered]
         if noise:
-            ax.scatter([layer] * len(noise), mad[layer, noise], marker='x', color='grey', zorder=2)
-    ax.set_xticks(range(num_layers))
+            ax.scatter([layer] * len(noise), row[noise], marker='x', color='grey', zorder=2)
+    ax.set_xticks(range(len(columns)), [label for label, _, _ in columns])
     ax.set_xlabel('layer')
     ax.set_ylabel('mean attention distance (pixels)')
     settings = learngene.settings
-    ax.set_title(title or 'MAD per head (colour: cluster, in priority order; ring: centroid)\n' +
-                 ', '.join(f'{k}={settings[k]}'
-                           for k in ('method', 'eps', 'k', 'num_images') if k in settings),
-                 fontsize=9)
+    ax.set_title(
+        title or 'MAD per head (colour: cluster, in priority order; ring: centroid)\n' +
+        ', '.join(f'{k}={settings[k]}'
+                  for k in ('method', 'eps', 'k', 'num_images') if k in settings),
+        fontsize=9)
     ax.grid(alpha=.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

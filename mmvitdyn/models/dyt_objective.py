@@ -21,8 +21,12 @@ class DyTObjectiveMixin:
         **kwargs: Arguments of the model class.
     """
 
-    def __init__(self, *args, rate_loss_weight: float = 2.0, complete_loss: bool = False,
-                 distill_loss: bool = False, **kwargs):
+    def __init__(self,
+                 *args,
+                 rate_loss_weight: float = 2.0,
+                 complete_loss: bool = False,
+                 distill_loss: bool = False,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         missing = [name for name in DYT_BACKBONE_METHODS if not hasattr(self.backbone, name)]
         if missing:
@@ -41,7 +45,11 @@ class DyTObjectiveMixin:
     def rate_terms(self) -> Dict[str, torch.Tensor]:
         """``loss_rate`` of the last dynamic pass and its activation rates (logged, not summed)."""
         rate_loss = self.backbone.rate_loss()
-        terms = {'loss_rate': self.rate_loss_weight * rate_loss} if self.rate_loss_weight > 0 else {}
-        terms.update({key: rate_loss.new_tensor(value)
-                      for key, value in self.backbone.activation_rates().items()})
+        terms = {
+            'loss_rate': self.rate_loss_weight * rate_loss
+        } if self.rate_loss_weight > 0 else {}
+        terms.update({
+            key: rate_loss.new_tensor(value)
+            for key, value in self.backbone.activation_rates().items()
+        })
         return terms

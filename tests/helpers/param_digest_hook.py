@@ -13,8 +13,10 @@ class ParamDigestHook(Hook):
 
     def after_train(self, runner):
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
-        digest = {name: [float(p.sum()), float(p.abs().sum())]
-                  for name, p in model.named_parameters()}
+        digest = {
+            name: [float(p.sum()), float(p.abs().sum())]
+            for name, p in model.named_parameters()
+        }
         path = osp.join(runner.work_dir, f'param_digest_rank{get_rank()}.json')
         with open(path, 'w') as f:
             json.dump(digest, f)

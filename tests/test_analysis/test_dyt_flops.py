@@ -3,32 +3,26 @@ import pytest
 import torch
 from torch import nn
 
+from helpers.dyt import spread_gates
+from helpers.models import IMG_SIZE, TINY_ARCH, images, tiny
 from mmvitdyn.analysis import DyTFlopCounter, calibrate_gates, count_flops, part_rates
 from mmvitdyn.models import DyTViT
 
-ARCH = dict(embed_dims=64, num_layers=3, num_heads=4, feedforward_channels=128)
-PATCHES = 8 * 8
+PATCH = 4  # an 8 x 8 grid: enough tokens for rates to differ per image
+PATCHES = (IMG_SIZE // PATCH)**2
 VARIANTS = ['mlp', 'attn', 'attn_mlp', 'layer']
 
 
 def build(dispatch):
-    torch.manual_seed(0)
-    model = DyTViT(arch=ARCH, img_size=32, patch_size=4, dispatch=dispatch).eval()
-    for block in model.dyt_blocks():  # spread the gates: rates differ per image
-        for dispatcher in block.dispatchers.values():
-            nn.init.normal_(dispatcher.gate.weight, std=0.3)
+    model = tiny(DyTViT, patch_size=PATCH, dispatch=dispatch)
+    spread_gates(model, std=0.3, bias=0.1)  # rates differ per image
     return model
-
-
-def images(batch=3):
-    torch.manual_seed(1)
-    return torch.randn(batch, 3, 32, 32)
 
 
 @pytest.mark.parametrize('dispatch', VARIANTS)
 def test_equals_a_trace_of_each_image_through_the_packed_path(dispatch):
     """At batch 1 the packed path computes the active tokens only: its trace is the truth."""
-    model, x = build(dispatch), images()
+    model, x = build(dispatch), images(3)
     counter = DyTFlopCounter(model, x[:1])
     with torch.no_grad():
         model(x)
@@ -47,10 +41,10 @@ def test_all_active_equals_the_dense_model_plus_dispatchers(dispatch):
     counter = DyTFlopCounter(model, x[:1])
     with torch.no_grad():
         model(x)
-    dense = DyTViT(arch=ARCH, img_size=32, patch_size=4, dispatch=None).eval()
+    dense = tiny(DyTViT, patch_size=PATCH, dispatch=None)
     num_gates = sum(len(b.dispatchers) for b in model.dyt_blocks())
     # Each gate is a Linear(C, 1) over every token (class token included).
-    expected = count_flops(dense, x[:1]) + num_gates * (PATCHES + 1) * ARCH['embed_dims']
+    expected = count_flops(dense, x[:1]) + num_gates * (PATCHES + 1) * TINY_ARCH['embed_dims']
     assert counter.static_flops == expected
     assert counter.from_last_forward().tolist() == [expected] * 2
 
@@ -66,9 +60,9 @@ def test_mlp_dispatch_flops_fall_linearly_with_active_tokens():
         assert model.activation_rates()['act_rate'] == active / PATCHES
         flops.append(float(counter.from_last_forward()))
     # One more active token in every block costs its MLP and the norm before it.
-    c, hidden = ARCH['embed_dims'], ARCH['feedforward_channels']
+    c, hidden = TINY_ARCH['embed_dims'], TINY_ARCH['feedforward_channels']
     norm = count_flops(nn.LayerNorm(c), torch.zeros(1, 1, c))
-    per_token = ARCH['num_layers'] * (2 * c * hidden + norm)
+    per_token = TINY_ARCH['num_layers'] * (2 * c * hidden + norm)
     steps = [b - a for a, b in zip(flops, flops[1:])]
     assert steps == [16 * per_token] * 4
     assert flops[-1] == counter.static_flops

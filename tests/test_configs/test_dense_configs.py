@@ -1,19 +1,15 @@
 """The DyT detection and segmentation configs hold the paper's recipes and build."""
+import copy
+
 import pytest
-from mmengine.config import Config
 from mmengine.registry import MODELS, init_default_scope
 
-from helpers.tools import REPO
-
-DYT = REPO / 'configs/dyt'
-
-
-def load(name):
-    return Config.fromfile(str(DYT / name))
+from helpers.configs import DYT_CONFIG_DIR, dyt_config
+from helpers.dyt import assert_dyt_settings, dyt_param_names, rel_pos_names
 
 
 def test_vitdet_coco_recipe():
-    cfg = load('vitdet_coco.py')
+    cfg = dyt_config('vitdet_coco.py')
     assert cfg.custom_imports == dict(imports=['mmvitdyn'], allow_failed_imports=False)
     assert cfg.default_scope == 'mmdet' and cfg.model.type == 'DyTMaskRCNN'
     backbone = cfg.model.backbone
@@ -38,16 +34,11 @@ def test_vitdet_coco_recipe():
     ('upernet_ade20k_full-ft.py', None, None, False),
 ])
 def test_variants(name, dispatch, adapter, frozen):
-    backbone = load(name).model.backbone
-    assert backbone.dispatch == dispatch and backbone.freeze_pretrained == frozen
-    if adapter is None:
-        assert backbone.adapter_cfg is None
-    else:
-        assert {k: backbone.adapter_cfg[k] for k in adapter} == adapter
+    assert_dyt_settings(dyt_config(name).model.backbone, dispatch, adapter, frozen)
 
 
 def test_upernet_ade20k_recipe():
-    cfg = load('upernet_ade20k.py')
+    cfg = dyt_config('upernet_ade20k.py')
     assert cfg.default_scope == 'mmseg' and cfg.model.type == 'DyTEncoderDecoder'
     backbone = cfg.model.backbone
     assert backbone.type == 'DyTViT' and tuple(backbone.out_indices) == (3, 5, 7, 11)
@@ -64,25 +55,23 @@ def test_upernet_ade20k_recipe():
 
 
 def test_a_new_data_set_is_a_few_lines():
-    cfg = load('upernet_pascal-context-59.py')
+    cfg = dyt_config('upernet_pascal-context-59.py')
     assert cfg.train_dataloader.dataset.type == 'PascalContextDataset59'
     assert cfg.model.decode_head.num_classes == 59 and cfg.model.backbone.type == 'DyTViT'
     assert cfg.train_cfg.max_iters == 80000
-    lines = [line for line in (DYT / 'upernet_pascal-context-59.py').read_text().splitlines()
-             if line.strip() and not line.startswith('#')]
+    text = (DYT_CONFIG_DIR / 'upernet_pascal-context-59.py').read_text()
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith('#')]
     assert len(lines) < 25
 
 
 @pytest.mark.parametrize('name', ['vitdet_coco.py', 'upernet_ade20k.py'])
 def test_full_size_models_build_with_only_dyt_parts_trainable(name):
-    cfg = load(name)
+    cfg = copy.deepcopy(dyt_config(name))
     cfg.model.backbone.init_cfg = None
     init_default_scope(cfg.default_scope)
     model = MODELS.build(cfg.model)
-    trainable = {n.split('.', 2)[-1]  # without 'blocks.{i}.'
-                 for n, p in model.backbone.named_parameters() if p.requires_grad}
-    expected = {f'{part}.{kind}' for part in ('adapter.down', 'adapter.up', 'dispatchers.mlp.gate')
-                for kind in ('weight', 'bias')}
+    trainable = {n for n, p in model.backbone.named_parameters() if p.requires_grad}
+    expected = dyt_param_names(12)  # ViT-B
     if name.startswith('vitdet'):
-        expected |= {'attn.rel_pos_h', 'attn.rel_pos_w'}
+        expected |= rel_pos_names(12)
     assert trainable == expected

@@ -1,18 +1,16 @@
 """The DyT configs parse, carry the paper's recipes, and build (with a tiny ViT)."""
 import copy
-import functools
-from pathlib import Path
+import re
 
 import pytest
 import torch
-from mmengine.config import Config
 from mmengine.registry import init_default_scope
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from mmvitdyn.models import ViT
-
-CONFIGS = Path(__file__).resolve().parents[2] / 'configs/dyt'
+from helpers.configs import DYT_CONFIG_DIR, dyt_config
+from helpers.dyt import assert_dyt_settings
+from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
 
 
 def vtab(setting, model='vit-base-p16-dyt'):
@@ -21,10 +19,25 @@ def vtab(setting, model='vit-base-p16-dyt'):
 
 TEMPLATE = vtab('d16')
 VTAB_CLASSES = dict(
-    cifar=100, caltech101=102, dtd=47, oxford_flowers102=102, oxford_iiit_pet=37, svhn=10,
-    sun397=397, patch_camelyon=2, eurosat=10, resisc45=45, diabetic_retinopathy=5,
-    clevr_count=8, clevr_dist=6, dmlab=6, kitti=4, dsprites_loc=16, dsprites_ori=16,
-    smallnorb_azi=18, smallnorb_ele=9)
+    cifar=100,
+    caltech101=102,
+    dtd=47,
+    oxford_flowers102=102,
+    oxford_iiit_pet=37,
+    svhn=10,
+    sun397=397,
+    patch_camelyon=2,
+    eurosat=10,
+    resisc45=45,
+    diabetic_retinopathy=5,
+    clevr_count=8,
+    clevr_dist=6,
+    dmlab=6,
+    kitti=4,
+    dsprites_loc=16,
+    dsprites_ori=16,
+    smallnorb_azi=18,
+    smallnorb_ele=9)
 FULL_DATA = dict(bottleneck=64, scale=0.1)
 # config -> (dispatch, target_rate, adapter_cfg, freeze_pretrained)
 VARIANTS = {
@@ -39,17 +52,10 @@ VARIANTS = {
     'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py': ('mlp', 0.5, FULL_DATA, True),
     'vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py': ('mlp', 0.5, FULL_DATA, True),
 }
-TINY = dict(embed_dims=32, num_layers=2, num_heads=4, feedforward_channels=64)
 
 
 def task_config(task):
     return f'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-{task.replace("_", "-")}-224px.py'
-
-
-@functools.lru_cache(maxsize=None)
-def load(name):
-    """The parsed config (shared: copy it before changing it)."""
-    return Config.fromfile(str(CONFIGS / name))
 
 
 def lr_schedule(cfg):
@@ -61,13 +67,13 @@ def lr_schedule(cfg):
 
 
 def test_the_configs_exist():
-    names = {p.name for p in CONFIGS.glob('*.py')}
+    names = {p.name for p in DYT_CONFIG_DIR.glob('*.py')}
     assert set(VARIANTS) | {task_config(t) for t in VTAB_CLASSES} <= names
 
 
 @pytest.mark.parametrize('task', sorted(VTAB_CLASSES))
 def test_vtab_task_configs(task):
-    cfg = load(task_config(task))
+    cfg = dyt_config(task_config(task))
     classes = VTAB_CLASSES[task]
     assert cfg.model.head.num_classes == cfg.data_preprocessor.num_classes == classes
     loaders = [cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader]
@@ -77,7 +83,7 @@ def test_vtab_task_configs(task):
 
 
 def test_vtab_recipe():
-    cfg = load(TEMPLATE)
+    cfg = dyt_config(TEMPLATE)
     assert cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == 64
     assert lr_schedule(cfg) == (1e-3, 1e-4, 10, 100, 1e-5, 100)
     assert cfg.optim_wrapper.optimizer.type == 'AdamW'
@@ -87,15 +93,15 @@ def test_vtab_recipe():
     assert (model.type, model.complete_loss, model.distill_loss,
             model.rate_loss_weight) == ('DyTImageClassifier', True, True, 2.0)
     backbone = model.backbone
-    assert (backbone.type, backbone.arch, backbone.img_size, backbone.patch_size) == (
-        'DyTViT', 'base', 224, 16)
+    assert (backbone.type, backbone.arch, backbone.img_size,
+            backbone.patch_size) == ('DyTViT', 'base', 224, 16)
     assert (backbone.drop_path_rate, backbone.out_type) == (0.1, 'cls_token')
     assert backbone.init_cfg.type == 'Pretrained' and backbone.init_cfg.checkpoint
 
 
 def test_full_data_recipe():
-    cifar = load('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py')
-    imagenet = load('vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py')
+    cifar = dyt_config('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py')
+    imagenet = dyt_config('vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py')
     for cfg in (cifar, imagenet):
         assert 8 * cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == 1024
         assert lr_schedule(cfg) == (4e-3, 0.01, 20, 100, 1e-5, 100)
@@ -106,42 +112,46 @@ def test_full_data_recipe():
 @pytest.mark.parametrize('name', sorted(VARIANTS))
 def test_variant_settings(name):
     dispatch, rate, adapter, freeze = VARIANTS[name]
-    backbone = load(name).model.backbone
-    assert backbone.dispatch == dispatch and backbone.target_rate == rate
-    assert backbone.freeze_pretrained == freeze
-    if adapter is None:
-        assert backbone.adapter_cfg is None
-    else:
-        assert {k: backbone.adapter_cfg[k] for k in adapter} == adapter
+    backbone = dyt_config(name).model.backbone
+    assert backbone.target_rate == rate
+    assert_dyt_settings(backbone, dispatch, adapter, freeze)
 
 
 @pytest.fixture(scope='module')
 def tiny_checkpoint(tmp_path_factory):
     """A timm-format checkpoint of a tiny ViT (with a head, as timm saves it)."""
     path = tmp_path_factory.mktemp('ckpt') / 'vit-tiny.pth'
-    vit = ViT(arch=TINY, img_size=32, patch_size=8)
-    vit.init_weights()
-    torch.save({**vit.state_dict(), 'head.weight': torch.zeros(10, 32)}, path)
+    head = torch.zeros(10, TINY_ARCH['embed_dims'])
+    torch.save({**tiny().state_dict(), 'head.weight': head}, path)
     return str(path)
 
 
-@pytest.mark.parametrize('name', [
-    TEMPLATE, vtab('attn-mlp-d16'), vtab('moe4-d16'), vtab('full-ft', model='vit-base-p16')])
+@pytest.mark.parametrize(
+    'name',
+    [TEMPLATE,
+     vtab('attn-mlp-d16'),
+     vtab('moe4-d16'),
+     vtab('full-ft', model='vit-base-p16')])
 def test_model_builds_loads_and_trains(name, tiny_checkpoint):
-    cfg = copy.deepcopy(load(name))
-    cfg.model.backbone.update(arch=TINY, img_size=32, patch_size=8)
+    cfg = copy.deepcopy(dyt_config(name))
+    cfg.model.backbone.update(arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE)
     cfg.model.backbone.init_cfg.checkpoint = tiny_checkpoint
-    cfg.model.head.in_channels = 32
+    cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     cfg.model.data_preprocessor = cfg.data_preprocessor
     init_default_scope('mmpretrain')
     model = MODELS.build(cfg.model)
     model.init_weights()
-    trainable = [n for n, p in model.backbone.named_parameters() if p.requires_grad]
+    trainable = {n for n, p in model.backbone.named_parameters() if p.requires_grad}
     assert model.head.fc.weight.requires_grad
-    if cfg.model.backbone.freeze_pretrained:
-        assert trainable and all('.adapter.' in n or '.dispatchers.' in n for n in trainable)
+    if cfg.model.backbone.freeze_pretrained:  # blocks.{i}.adapter.*, blocks.{i}.dispatchers.*
+        dyt = {
+            n
+            for n, _ in model.backbone.named_parameters()
+            if re.match(r'blocks\.\d+\.(adapter|dispatchers)\.', n)
+        }
+        assert trainable == dyt and len(dyt) >= 4 * TINY_ARCH['num_layers']
     else:
-        assert len(trainable) == len(list(model.backbone.parameters()))
+        assert trainable == {n for n, _ in model.backbone.named_parameters()}
     samples = [DataSample().set_gt_label(i) for i in range(2)]
-    losses = model.loss(torch.randn(2, 3, 32, 32), samples)
+    losses = model.loss(images(2), samples)
     assert all(torch.isfinite(v) for v in losses.values())

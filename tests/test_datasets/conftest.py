@@ -17,8 +17,7 @@ def tree_digest():
 
     def digest(root: Path) -> dict:
         return {
-            str(path.relative_to(root)):
-            hashlib.sha256(path.read_bytes()).hexdigest()
+            str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
             for path in sorted(root.rglob('*')) if path.is_file()
         }
 

@@ -20,8 +20,7 @@ SMALL = {
 # Real data sets: (config, its default data root, part of the hint).
 REAL_CONFIGS = [
     ('coco_instance_lsj_1024', 'data/coco/', 'cocodataset.org'),
-    ('ade20k_512x512', 'data/ade/ADEChallengeData2016',
-     'ADEChallengeData2016.zip'),
+    ('ade20k_512x512', 'data/ade/ADEChallengeData2016', 'ADEChallengeData2016.zip'),
     ('imagenet_bs64_224', 'data/imagenet', 'image-net.org'),
     ('cifar100_bs64_224', 'data/cifar100', 'cifar-100-python.tar.gz'),
     ('vtab1k_bs64_224', 'data/vtab-1k/cifar', 'train800val200.txt'),
@@ -29,8 +28,7 @@ REAL_CONFIGS = [
 
 
 @pytest.mark.parametrize('name', sorted(GENERATED_CONFIGS))
-def test_missing_generated_set_names_its_command(tmp_path, dataset_config,
-                                                 name):
+def test_missing_generated_set_names_its_command(tmp_path, dataset_config, name):
     root = tmp_path / 'data' / name
     cfg = dataset_config(GENERATED_CONFIGS[name], root)
     with pytest.raises(FileNotFoundError) as error:
@@ -50,8 +48,7 @@ def test_generated_set_passes(tmp_path, dataset_config, name):
 
 
 @pytest.mark.parametrize('config, root, hint', REAL_CONFIGS)
-def test_missing_real_set_says_how_to_get_it(tmp_path, monkeypatch,
-                                             dataset_config, config, root,
+def test_missing_real_set_says_how_to_get_it(tmp_path, monkeypatch, dataset_config, config, root,
                                              hint):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError) as error:

@@ -4,27 +4,29 @@ import torch
 from mmengine.config import Config
 from mmengine.registry import MODELS, OPTIM_WRAPPER_CONSTRUCTORS, init_default_scope
 
-from helpers.tools import REPO
+from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG
+from helpers.models import TINY_ARCH, tiny_backbone_cfg
 from mmvitdyn.engine import layer_decay_scale
 
-DET_CFG = REPO / 'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py'
-SEG_CFG = REPO / 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
-TINY = dict(embed_dims=16, num_layers=3, num_heads=2, feedforward_channels=32)
 LR, WD, RATE = 1e-3, 0.05, 0.5
 
 
 def optimizer_of(model, rate=RATE, **paramwise):
-    constructor = OPTIM_WRAPPER_CONSTRUCTORS.build(dict(
-        type='LayerDecayOptimWrapperConstructor',
-        optim_wrapper_cfg=dict(optimizer=dict(type='AdamW', lr=LR, weight_decay=WD)),
-        paramwise_cfg=dict(layer_decay_rate=rate, **paramwise)))
+    constructor = OPTIM_WRAPPER_CONSTRUCTORS.build(
+        dict(
+            type='LayerDecayOptimWrapperConstructor',
+            optim_wrapper_cfg=dict(optimizer=dict(type='AdamW', lr=LR, weight_decay=WD)),
+            paramwise_cfg=dict(layer_decay_rate=rate, **paramwise)))
     return constructor(model).optimizer
 
 
 def settings(model, optimizer):
     """Parameter name -> (lr, weight decay) as the optimiser has them."""
-    by_id = {id(p): (group['lr'], group['weight_decay'])
-             for group in optimizer.param_groups for p in group['params']}
+    by_id = {
+        id(p): (group['lr'], group['weight_decay'])
+        for group in optimizer.param_groups
+        for p in group['params']
+    }
     return {name: by_id[id(p)] for name, p in model.named_parameters() if id(p) in by_id}
 
 
@@ -45,10 +47,11 @@ def test_layer_decay_rule():
 
 def test_classifier_depths_and_no_decay():
     init_default_scope('mmpretrain')
-    model = MODELS.build(dict(
-        type='ImageClassifier',
-        backbone=dict(type='ViT', arch=TINY, img_size=16, patch_size=8),
-        head=dict(type='LinearClsHead', num_classes=3, in_channels=16)))
+    model = MODELS.build(
+        dict(
+            type='ImageClassifier',
+            backbone=tiny_backbone_cfg('ViT'),
+            head=dict(type='LinearClsHead', num_classes=3, in_channels=TINY_ARCH['embed_dims'])))
     got = settings(model, optimizer_of(model))
     assert len(got) == len(list(model.parameters()))
     # 3 blocks -> depths 0 (embeddings) .. 4 (final norm, head): lr x 0.5^(4 - depth)
@@ -64,7 +67,7 @@ def test_classifier_depths_and_no_decay():
 
 
 def test_detector_leaves_frozen_parameters_out():
-    model = build_from_config(DET_CFG)
+    model = build_from_config(DYT_COCO_CFG)
     got = settings(model, optimizer_of(model))
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     assert set(got) == trainable and len(trainable) < len(list(model.parameters()))
@@ -79,9 +82,12 @@ def test_detector_leaves_frozen_parameters_out():
 
 
 def test_plain_vitdet_decays_every_depth():
-    model = build_from_config(DET_CFG, **{'model.backbone.dispatch': None,
-                                          'model.backbone.adapter_cfg': None,
-                                          'model.backbone.freeze_pretrained': False})
+    model = build_from_config(
+        DYT_COCO_CFG, **{
+            'model.backbone.dispatch': None,
+            'model.backbone.adapter_cfg': None,
+            'model.backbone.freeze_pretrained': False
+        })
     got = settings(model, optimizer_of(model, rate=0.7))
     assert set(got) == {n for n, _ in model.named_parameters()}
     assert got['backbone.pos_embed'] == (pytest.approx(LR * 0.7**5), 0.)
@@ -89,7 +95,7 @@ def test_plain_vitdet_decays_every_depth():
 
 
 def test_segmentor_depths():
-    model = build_from_config(SEG_CFG, **{'model.backbone.freeze_pretrained': False})
+    model = build_from_config(DYT_ADE_CFG, **{'model.backbone.freeze_pretrained': False})
     got = settings(model, optimizer_of(model, no_decay_keys=('decode_head.conv_seg', )))
     assert got['backbone.blocks.2.mlp.fc1.weight'] == (pytest.approx(LR * RATE**2), WD)
     assert got['backbone.blocks.2.adapter.up.weight'] == (pytest.approx(LR * RATE**2), WD)

@@ -1,6 +1,6 @@
 import pytest
 
-from test_learngene.learngene_testing import make_ancestry, write_learngene
+from helpers.learngene import make_ancestry, write_learngene
 
 
 @pytest.fixture

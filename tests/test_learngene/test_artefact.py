@@ -1,11 +1,11 @@
+import copy
 import os
 
 import pytest
 import torch
 
+from helpers.learngene import learngene_with_counts, make_ancestry, write_learngene
 from mmvitdyn.learngene import Learngene, cluster_heads, group_ffns
-
-from test_learngene.learngene_testing import make_ancestry, write_learngene
 
 
 def test_round_trip(ancestry, tmp_path):
@@ -84,18 +84,20 @@ def test_inconsistent_content_names_the_field(grouped_learngene, tmp_path):
     data = torch.load(grouped_learngene, weights_only=True)
     data['layers'][2]['proj_weight'] = torch.zeros(1, 32, 4)
     torch.save(data, tmp_path / 'bad.pth')
-    with pytest.raises(ValueError,
-                       match=r'layer 2 proj_weight has shape \(1, 32, 4\), expected \(1, 32, 8\)'):
+    with pytest.raises(
+            ValueError,
+            match=r'layers\[2\]\.proj_weight has shape \(1, 32, 4\), expected '
+            r'\(1, 32, 8\)'):
         Learngene.load(str(tmp_path / 'bad.pth'))
     del data['ffn_groups']
     torch.save(data, tmp_path / 'bad.pth')
-    with pytest.raises(ValueError, match="incomplete: .*'ffn_groups'"):
+    with pytest.raises(ValueError, match='learngene ffn_groups is missing'):
         Learngene.load(str(tmp_path / 'bad.pth'))
 
 
 def test_missing_file():
-    with pytest.raises(FileNotFoundError,
-                       match='build one with tools/learngene/build_learngene.py'):
+    with pytest.raises(
+            FileNotFoundError, match='build one with tools/learngene/build_learngene.py'):
         Learngene.load('no/such/learngene.pth')
 
 
@@ -119,3 +121,143 @@ def test_ancestry_without_qkv_bias(tmp_path):
     learngene = write_learngene(model, tmp_path / 'lg.pth', eps=1.0)
     assert learngene.ancestry['qkv_bias'] is False
     assert all(layer.qkv_bias is None for layer in Learngene.load(str(tmp_path / 'lg.pth')).layers)
+
+
+# ------------------------------------------------- files that cannot load wrong
+@pytest.fixture(scope='module')
+def valid_data():
+    """A learngene as stored: 3 layers of 4 heads with centroids (2, 2, 1)."""
+    return learngene_with_counts(make_ancestry(), (2, 2, 1)).to_dict()
+
+
+def drop(path):
+    """Edit deleting the entry at ``path`` (keys and list indices)."""
+
+    def edit(data):
+        *parents, last = path
+        for key in parents:
+            data = data[key]
+        del data[last]
+
+    return edit
+
+
+def put(path, value):
+
+    def edit(data):
+        *parents, last = path
+        for key in parents:
+            data = data[key]
+        data[last] = value(data[last]) if callable(value) else value
+
+    return edit
+
+
+MISSING = [
+    *[((key, ), rf': learngene {key} is missing')
+      for key in ('ancestry', 'settings', 'mad', 'embeddings', 'final_norm', 'layers', 'ffn_groups')
+      ],
+    *[(('ancestry', key), rf'ancestry\.{key} is missing')
+      for key in ('embed_dims', 'num_layers', 'num_heads', 'head_dim', 'feedforward_channels',
+                  'patch_size', 'patch_resolution', 'num_extra_tokens', 'qkv_bias')],
+    *[(('embeddings', key), rf'embeddings\.{key} is missing')
+      for key in ('patch_embed.proj.weight', 'patch_embed.proj.bias', 'cls_token', 'pos_embed')],
+    *[(('final_norm', key), rf'final_norm\.{key} is missing') for key in ('weight', 'bias')],
+    *[(('layers', 1, key), rf'layers\[1\]\.{key} is missing')
+      for key in ('clusters', 'qkv_weight', 'qkv_bias', 'proj_weight', 'proj_bias', 'norm1',
+                  'norm2')],
+    *[(('layers', 2, norm, key), rf'layers\[2\]\.{norm}\.{key} is missing')
+      for norm in ('norm1', 'norm2') for key in ('weight', 'bias')],
+    *[(('layers', 0, 'clusters', 1, key), rf'layers\[0\]\.clusters\[1\]\.{key} is missing')
+      for key in ('members', 'mad', 'representative')],
+    *[(('ffn_groups', 0, 'weights', key), rf'ffn_groups\[0\]\.weights\.{key} is missing')
+      for key in ('fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias')],
+    (('ffn_groups', 1, 'layers'), r'ffn_groups\[1\]\.layers is missing'),
+]
+
+
+@pytest.mark.parametrize('path,match', MISSING, ids=['.'.join(map(str, p)) for p, _ in MISSING])
+def test_each_missing_entry_is_named(valid_data, path, match):
+    data = copy.deepcopy(valid_data)
+    drop(path)(data)
+    with pytest.raises(ValueError, match=match):
+        Learngene.from_dict(data)
+
+
+NAN = float('nan')
+BROKEN = {
+    'member out of range':
+    (put(('layers', 0, 'clusters', 0, 'members'),
+         [0, 4]), r'layers\[0\]\.clusters\[0\]\.members=\[0, 4\] holds 4; heads are '
+     r'ints in 0\.\.3'),
+    'negative member': (put(('layers', 1, 'clusters', 1, 'members'),
+                            [-1, 3]), r'layers\[1\]\.clusters\[1\]\.members=\[-1, 3\] holds -1'),
+    'member in two clusters': (put(
+        ('layers', 0, 'clusters', 1, 'members'),
+        [0, 1]), r'layers\[0\]\.clusters\[1\]\.members=\[0, 1\] repeats heads \[0\]'),
+    'unsorted members': (put(('layers', 0, 'clusters', 0, 'members'),
+                             [2, 0]), 'must be ascending and unique'),
+    'representative outside': (put(
+        ('layers', 0, 'clusters', 0, 'representative'),
+        1), r'layers\[0\]\.clusters\[0\]\.representative=1 is not one of '
+                               r'its members \[0, 2\]'),
+    'no cluster': (put(('layers', 2, 'clusters'), []), r'layers\[2\]\.clusters is empty'),
+    'NaN MAD': (put(('mad', ), lambda mad: mad.index_put(
+        (torch.tensor(1), torch.tensor(2)), torch.tensor(NAN))),
+                r'mad has non-finite values at \(layer, head\) \[\[1, 2\]\]'),
+    'infinite cluster MAD': (put(
+        ('layers', 0, 'clusters', 0, 'mad'),
+        float('inf')), r'layers\[0\]\.clusters\[0\]\.mad=inf must be a finite number'),
+    'text width': (put(('ancestry', 'embed_dims'),
+                       '32'), r"ancestry\.embed_dims='32' must be an int >= 1"),
+    'int qkv_bias flag': (put(('ancestry', 'qkv_bias'),
+                              1), r'ancestry\.qkv_bias must be a bool, got int'),
+    'bad grid': (put(('ancestry', 'patch_resolution'),
+                     [4]), r'ancestry\.patch_resolution=\[4\] must be \[rows, cols\]'),
+    'list bias': (put(('layers', 0, 'proj_bias'),
+                      [0.] * 32), r'layers\[0\]\.proj_bias must be a Tensor, got list'),
+    'integer MAD': (put(
+        ('mad', ), lambda mad: mad.long()), r'mad has dtype torch\.int64, expected floating point'),
+    'embeddings as a list': (put(('embeddings', ), []), 'embeddings must be a dict, got list'),
+    'members as an int': (put(('layers', 0, 'clusters', 0, 'members'),
+                              3), r'layers\[0\]\.clusters\[0\]\.members must be a tuple, got int'),
+    'layers as a dict': (put(('layers', ), {}), 'layers must be a list, got dict'),
+    'pos_embed of another grid': (put(
+        ('embeddings', 'pos_embed'),
+        torch.zeros(1, 10, 32)), r'embeddings\.pos_embed has shape \(1, 10, 32\), expected '
+                                  r'\(1, 17, 32\)'),
+    'patch embedding of another patch': (put(('embeddings', 'patch_embed.proj.weight'),
+                                             torch.zeros(32, 3, 4,
+                                                         4)), r'expected \(32, \*, 8, 8\)'),
+    'norm of another width': (put(
+        ('layers', 1, 'norm1', 'weight'),
+        torch.ones(16)), r'layers\[1\]\.norm1\.weight has shape \(16,\), expected \(32,\)'),
+    'FFN of another width': (put(
+        ('ffn_groups', 1, 'weights', 'fc1.bias'),
+        torch.zeros(8)), r'ffn_groups\[1\]\.weights\.fc1\.bias has shape \(8,\), expected '
+                             r'\(64,\)'),
+    'bias without qkv_bias': (put(
+        ('ancestry', 'qkv_bias'),
+        False), r'layers\[0\]\.qkv_bias is given but ancestry\.qkv_bias is False'),
+}
+
+
+@pytest.mark.parametrize('name', list(BROKEN))
+def test_broken_entries_are_named(valid_data, name):
+    edit, match = BROKEN[name]
+    data = copy.deepcopy(valid_data)
+    edit(data)
+    with pytest.raises(ValueError, match=match):
+        Learngene.from_dict(data)
+
+
+def test_a_broken_file_names_the_file_and_the_field(valid_data, tmp_path):
+    data = copy.deepcopy(valid_data)
+    del data['layers'][2]['norm1']['bias']
+    torch.save(data, tmp_path / 'bad.pth')
+    with pytest.raises(
+            ValueError,
+            match=r"learngene file '.*bad.pth': learngene layers\[2\]\.norm1\.bias "
+            'is missing'):
+        Learngene.load(str(tmp_path / 'bad.pth'))
+    assert Learngene.from_dict(copy.deepcopy(valid_data)).num_centroids == [2, 2, 1]

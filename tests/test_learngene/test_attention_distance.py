@@ -3,10 +3,10 @@ import math
 import pytest
 import torch
 
+from helpers.learngene import make_ancestry
+from helpers.models import images
 from mmvitdyn.learngene import (AttentionDistanceRecorder, attention_distance,
                                 mean_attention_distance, patch_distances)
-
-from test_learngene.learngene_testing import images, make_ancestry
 
 
 def brute_force_mad(model, x):

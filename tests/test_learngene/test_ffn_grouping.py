@@ -36,9 +36,9 @@ def test_switch_disables_ffn_clustering():
 
 
 def test_explicit_groups_replace_the_rule():
-    assert group_ffns(DEIT_B[10], 12, groups=[[2, 3], [9, 10, 11]]) == [(0, ), (1, ), (2, 3), (4, ),
-                                                                        (5, ), (6, ), (7, ), (8, ),
-                                                                        (9, 10, 11)]
+    assert group_ffns(
+        DEIT_B[10], 12, groups=[[2, 3], [9, 10, 11]]) == [(0, ), (1, ), (2, 3), (4, ), (5, ), (6, ),
+                                                          (7, ), (8, ), (9, 10, 11)]
 
 
 @pytest.mark.parametrize('groups,match', [

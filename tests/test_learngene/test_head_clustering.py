@@ -46,6 +46,24 @@ def test_select_representative_is_closest_to_the_mean_lowest_index_on_ties():
     assert tie.representative == 0 and tie.mad == 5.
 
 
+@pytest.mark.parametrize('dtype,low,high', [
+    (np.float32, '1.9833163', '4.916823'),
+    (np.float64, '42.93542360508843', '112.08522191474997'),
+])
+def test_members_symmetric_about_their_mean_tie_to_the_lowest_head(dtype, low, high):
+    row = np.zeros(6, dtype=dtype)
+    row[2], row[5] = dtype(low), dtype(high)
+    # In this dtype the rounded mean is nearer the higher head: a plain
+    # argmin of the distances would pick head 5.
+    distance = np.abs(row[[2, 5]] - row[[2, 5]].mean())
+    assert distance[1] < distance[0]
+    assert make_cluster([5, 2], row).representative == 2
+    # A real difference (2e-4 px, ten times the tolerance) still decides: mean
+    # 10, head 3 at 10 beats head 2 at 9.9998.
+    row[[1, 2, 3, 4]] = [0., 9.9998, 10., 20.0002]
+    assert make_cluster([1, 2, 3, 4], row).representative == 3
+
+
 def test_min_samples_makes_noise_heads():
     mad = [10., 11., 12., 40.]
     assert members(dbscan_clusters(mad, eps=2, min_samples=2)) == [(0, 1, 2)]

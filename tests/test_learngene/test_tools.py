@@ -1,7 +1,6 @@
 """tools/learngene/*: argument errors (in-process) and the benchmark.
 
 The successful build_learngene.py run is part of test_digits_descendant."""
-import importlib.util
 import shutil
 
 import numpy as np
@@ -11,17 +10,11 @@ from mmengine.config import Config
 from mmengine.registry import MODELS, init_default_scope
 from PIL import Image
 
-from helpers.tools import REPO
+from helpers.configs import VIT_DIGITS_CFG
+from helpers.learngene import make_ancestry, write_learngene
+from helpers.models import TINY_ARCH
+from helpers.tools import REPO, load_tool
 from mmvitdyn.learngene import Learngene, mean_attention_distance
-
-DIGITS_CFG = REPO / 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
-
-
-def load_tool(name):
-    spec = importlib.util.spec_from_file_location(name, REPO / 'tools/learngene' / f'{name}.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize('extra,message', [
@@ -32,8 +25,8 @@ def load_tool(name):
 ])
 def test_bad_arguments_are_named(tmp_path, capsys, extra, message):
     with pytest.raises(SystemExit) as exit_info:
-        load_tool('build_learngene').main([
-            str(DIGITS_CFG),
+        load_tool('learngene/build_learngene.py').main([
+            str(VIT_DIGITS_CFG),
             str(tmp_path / 'none.pth'), '--out',
             str(tmp_path / 'lg.pth'), *extra
         ])
@@ -43,8 +36,8 @@ def test_bad_arguments_are_named(tmp_path, capsys, extra, message):
 
 def test_missing_checkpoint(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        load_tool('build_learngene').main(
-            [str(DIGITS_CFG),
+        load_tool('learngene/build_learngene.py').main(
+            [str(VIT_DIGITS_CFG),
              str(tmp_path / 'none.pth'), '--out',
              str(tmp_path / 'lg.pth')])
     assert f"checkpoint '{tmp_path / 'none.pth'}' does not exist" in capsys.readouterr().err
@@ -52,10 +45,10 @@ def test_missing_checkpoint(tmp_path, capsys):
 
 def test_benchmark_runs_and_enforces_the_limit(capsys):
     args = ['--arch', 'tiny', '--img-size', '32', '--num-images', '4', '--batch-size', '2']
-    benchmark = load_tool('benchmark_learngene')
+    benchmark = load_tool('learngene/benchmark_learngene.py')
     benchmark.main(args + ['--max-ratio', '1000'])
     out = capsys.readouterr().out
-    for stage in ('plain inference', 'learngene mad', 'learngene cluster', 'learngene write'):
+    for stage in ('plain inference', 'learngene mad', 'learngene condense', 'learngene write'):
         assert stage in out
     assert 'ratio build / inference = ' in out
     with pytest.raises(SystemExit) as exit_info:
@@ -66,12 +59,12 @@ def test_benchmark_runs_and_enforces_the_limit(capsys):
 def test_image_folder_is_normalised_as_in_training(data_workspace, tmp_path):
     """MAD of a folder equals MAD of its images normalised by the config's
     data_preprocessor mean/std (77.97 / 82.51 for digits; not x 255)."""
-    arch = dict(embed_dims=32, num_layers=2, num_heads=4, feedforward_channels=64)
+    width = TINY_ARCH['embed_dims']
     options = [f'model.backbone.arch.{k}={v}'
-               for k, v in arch.items()] + ['model.head.in_channels=32']
-    cfg = Config.fromfile(DIGITS_CFG)
-    cfg.model.backbone.arch = arch
-    cfg.model.head.in_channels = 32
+               for k, v in TINY_ARCH.items()] + [f'model.head.in_channels={width}']
+    cfg = Config.fromfile(VIT_DIGITS_CFG)
+    cfg.model.backbone.arch = dict(TINY_ARCH)
+    cfg.model.head.in_channels = width
     init_default_scope('mmpretrain')
     torch.manual_seed(0)
     model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
@@ -87,8 +80,8 @@ def test_image_folder_is_normalised_as_in_training(data_workspace, tmp_path):
     for index, path in enumerate(paths):
         shutil.copy(path, folder / f'{index}.png')
     out = tmp_path / 'lg.pth'
-    load_tool('build_learngene').main([
-        str(DIGITS_CFG),
+    load_tool('learngene/build_learngene.py').main([
+        str(VIT_DIGITS_CFG),
         str(ckpt), '--out',
         str(out), '--data',
         str(folder), '--num-images', '4', '--cfg-options', *options
@@ -101,35 +94,38 @@ def test_image_folder_is_normalised_as_in_training(data_workspace, tmp_path):
     assert (tmp_path / 'lg_mad.png').is_file()
 
 
-def test_materialized_export_loads_without_expansion(tmp_path, capsys):
-    from test_learngene.learngene_testing import make_ancestry, write_learngene
-    ancestry = make_ancestry(dict(embed_dims=48, num_layers=6, num_heads=6,
-                                  feedforward_channels=64),
-                             patch_size=4)
+def test_materialized_export_loads_without_sharing(tmp_path, capsys):
+    ancestry = make_ancestry(
+        dict(embed_dims=48, num_layers=6, num_heads=6, feedforward_channels=64), patch_size=4)
     write_learngene(ancestry, tmp_path / 'lg.pth', eps=1e3)  # one FFN group of 6 layers
     cfg_path = REPO / ('configs/cluster_learngene/'
-                       'learngene-vit-mini-p4-h3_vit-mini-eps1_1xb32-10e_digits-32px.py')
-    options = [f"model.backbone.learngene={tmp_path / 'lg.pth'}", 'model.head.in_channels=48']
+                       'learngene-vit-mini-p4-h3_vit-mini-eps0.1_1xb32-10e_digits-32px.py')
+    options = [
+        f"model.backbone.learngene={tmp_path / 'lg.pth'}", 'model.head.in_channels=48',
+        'model.backbone.tie_heads=True'
+    ]
 
-    def build(ffn_expansion=True):
+    def build(**sharing):
         cfg = Config.fromfile(cfg_path)
-        cfg.model.backbone.update(learngene=str(tmp_path / 'lg.pth'), ffn_expansion=ffn_expansion)
+        cfg.model.backbone.update(learngene=str(tmp_path / 'lg.pth'), **sharing)
         cfg.model.head.in_channels = 48
         return MODELS.build(cfg.model).eval()
 
     init_default_scope('mmpretrain')
-    trained = build()
+    trained = build(tie_heads=True)
     trained.init_weights()
     with torch.no_grad():
         trained.backbone.blocks[0].mlp.expansion.map_out_weight.normal_()
+        trained.backbone.blocks[1].attn.qkv.parametrizations.weight.original.normal_()
     torch.save(dict(state_dict=trained.state_dict()), tmp_path / 'trained.pth')
-    load_tool('materialize_descendant').main([
+    load_tool('learngene/materialize_descendant.py').main([
         str(cfg_path),
         str(tmp_path / 'trained.pth'), '--out',
         str(tmp_path / 'plain.pth'), '--cfg-options', *options
     ])
-    assert 'model.backbone.ffn_expansion=False' in capsys.readouterr().out
-    plain = build(ffn_expansion=False)
+    assert ('model.backbone.ffn_sharing=independent model.backbone.tie_heads=False'
+            in capsys.readouterr().out)
+    plain = build(ffn_sharing='independent', tie_heads=False)
     state = torch.load(tmp_path / 'plain.pth', weights_only=False)['state_dict']
     plain.load_state_dict(state)
     x = torch.randn(2, 3, 32, 32)

@@ -5,10 +5,13 @@ from helpers.tools import run_tool
 
 
 def test_small_run_prints_both_tasks(tmp_path):
-    proc = run_tool(['analysis_tools/benchmark_dense.py', '--arch', 'tiny', '--det-size', '64',
-                     '--seg-size', '64', '--rate', '0.5', '--runs', '1'], tmp_path)
-    rows = [line.split() for line in proc.stdout.splitlines()
-            if re.match(r'(det|seg) +64x64 ', line)]
+    proc = run_tool([
+        'analysis_tools/benchmark_dense.py', '--arch', 'tiny', '--det-size', '64', '--seg-size',
+        '64', '--rate', '0.5', '--runs', '1'
+    ], tmp_path)
+    rows = [
+        line.split() for line in proc.stdout.splitlines() if re.match(r'(det|seg) +64x64 ', line)
+    ]
     assert [(r[0], r[2]) for r in rows] == [('det', 'backbone'), ('det', 'backbone+neck'),
                                             ('seg', 'backbone'), ('seg', 'backbone+neck')]
     for row in rows:
@@ -19,7 +22,8 @@ def test_small_run_prints_both_tasks(tmp_path):
 
 
 def test_size_must_fit_the_patches(tmp_path):
-    proc = run_tool(['analysis_tools/benchmark_dense.py', '--det-size', '100'], tmp_path,
+    proc = run_tool(['analysis_tools/benchmark_dense.py', '--det-size', '100'],
+                    tmp_path,
                     check=False)
     assert proc.returncode == 2
     assert '--det-size must be a multiple of the patch size 16' in proc.stderr

@@ -5,60 +5,76 @@ import os.path as osp
 
 import pytest
 
-from helpers.tools import REPO, logged_metrics, run_tool
+from helpers.configs import FCN_ADE_CFG, MASK_RCNN_COCO_CFG, VIT_DIGITS_CFG
+from helpers.tools import REPO, logged_metrics, plain_shell_env, run_tool
 
-DIGITS_CFG = REPO / 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
-COCO_CFG = REPO / 'configs/mask_rcnn/mask-rcnn_r18_fpn_1xb4-12e_coco-shapes-128px.py'
-ADE_CFG = REPO / 'configs/fcn/fcn_r18-d8_1xb4-400i_ade-shapes-128px.py'
-SMALL_DIGITS = ['train_dataloader.dataset.indices=64', 'val_dataloader.dataset.indices=32',
-                'test_dataloader.dataset.indices=32', 'default_hooks.logger.interval=1']
+SMALL_DIGITS = [
+    'train_dataloader.dataset.indices=64', 'val_dataloader.dataset.indices=32',
+    'test_dataloader.dataset.indices=32', 'default_hooks.logger.interval=1'
+]
 
 
 def test_classification(data_workspace, tmp_path):
-    run_tool(['train.py', DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options', *SMALL_DIGITS,
-          'train_cfg.max_epochs=3', 'train_cfg.val_interval=3'], data_workspace)
+    run_tool([
+        'train.py', VIT_DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options', *SMALL_DIGITS,
+        'train_cfg.max_epochs=3', 'train_cfg.val_interval=3'
+    ], data_workspace)
     ckpt = tmp_path / 'epoch_3.pth'
     assert ckpt.is_file()
-    proc = run_tool(['test.py', DIGITS_CFG, ckpt, '--work-dir', tmp_path, '--out', tmp_path / 'preds.pkl',
-                 '--cfg-options', *SMALL_DIGITS], data_workspace)
+    proc = run_tool([
+        'test.py', VIT_DIGITS_CFG, ckpt, '--work-dir', tmp_path, '--out', tmp_path / 'preds.pkl',
+        '--cfg-options', *SMALL_DIGITS
+    ], data_workspace)
     metrics = logged_metrics(proc.stdout)
     assert 0 <= metrics['accuracy/top1'] <= 100
     assert (tmp_path / 'preds.pkl').stat().st_size > 0
 
 
 def test_detection(data_workspace, tmp_path):
-    opts = ['train_cfg.max_epochs=1', 'train_cfg.val_interval=1',
-            'default_hooks.checkpoint.interval=1', 'default_hooks.logger.interval=1']
-    proc = run_tool(['train.py', COCO_CFG, '--work-dir', tmp_path, '--cfg-options', *opts],
-                data_workspace)
+    opts = [
+        'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'default_hooks.checkpoint.interval=1',
+        'default_hooks.logger.interval=1'
+    ]
+    proc = run_tool(
+        ['train.py', MASK_RCNN_COCO_CFG, '--work-dir', tmp_path, '--cfg-options', *opts],
+        data_workspace)
     assert 'loss_mask' in proc.stdout and 'loss_rpn_cls' in proc.stdout
-    proc = run_tool(['test.py', COCO_CFG, tmp_path / 'epoch_1.pth', '--work-dir', tmp_path],
-                data_workspace)
+    proc = run_tool(
+        ['test.py', MASK_RCNN_COCO_CFG, tmp_path / 'epoch_1.pth', '--work-dir', tmp_path],
+        data_workspace)
     metrics = logged_metrics(proc.stdout)
     assert {'coco/bbox_mAP', 'coco/segm_mAP'} <= set(metrics)
     assert all(0 <= metrics[k] <= 1 for k in ('coco/bbox_mAP', 'coco/segm_mAP'))
 
 
 def test_segmentation(data_workspace, tmp_path):
-    opts = ['train_cfg.max_iters=4', 'train_cfg.val_interval=4',
-            'default_hooks.checkpoint.interval=4', 'default_hooks.logger.interval=1']
-    proc = run_tool(['train.py', ADE_CFG, '--work-dir', tmp_path, '--cfg-options', *opts],
-                data_workspace)
+    opts = [
+        'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'default_hooks.checkpoint.interval=4',
+        'default_hooks.logger.interval=1'
+    ]
+    proc = run_tool(['train.py', FCN_ADE_CFG, '--work-dir', tmp_path, '--cfg-options', *opts],
+                    data_workspace)
     assert 'decode.loss_ce' in proc.stdout
-    proc = run_tool(['test.py', ADE_CFG, tmp_path / 'iter_4.pth', '--work-dir', tmp_path],
-                data_workspace)
+    proc = run_tool(['test.py', FCN_ADE_CFG, tmp_path / 'iter_4.pth', '--work-dir', tmp_path],
+                    data_workspace)
     metrics = logged_metrics(proc.stdout)
     assert 0 <= metrics['mIoU'] <= 100 and 0 < metrics['aAcc'] <= 100
 
 
 def test_resume_continues_at_the_right_iteration(data_workspace, tmp_path):
-    opts = ['train_dataloader.dataset.indices=64', 'train_dataloader.batch_size=32',
-            'default_hooks.checkpoint.interval=1', 'default_hooks.checkpoint.save_best=None',
-            'default_hooks.logger.interval=1', 'train_cfg.val_interval=100']
-    run_tool(['train.py', DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options', *opts,
-          'train_cfg.max_epochs=3'], data_workspace)
-    proc = run_tool(['train.py', DIGITS_CFG, '--work-dir', tmp_path, '--resume', '--cfg-options', *opts,
-                 'train_cfg.max_epochs=4'], data_workspace)
+    opts = [
+        'train_dataloader.dataset.indices=64', 'train_dataloader.batch_size=32',
+        'default_hooks.checkpoint.interval=1', 'default_hooks.checkpoint.save_best=None',
+        'default_hooks.logger.interval=1', 'train_cfg.val_interval=100'
+    ]
+    run_tool([
+        'train.py', VIT_DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options', *opts,
+        'train_cfg.max_epochs=3'
+    ], data_workspace)
+    proc = run_tool([
+        'train.py', VIT_DIGITS_CFG, '--work-dir', tmp_path, '--resume', '--cfg-options', *opts,
+        'train_cfg.max_epochs=4'
+    ], data_workspace)
     out = proc.stdout
     assert 'resumed epoch: 3, iter: 6' in out, out[-3000:]
     assert 'Epoch(train) [4][2/2]' in out and 'Epoch(train) [3]' not in out
@@ -67,14 +83,19 @@ def test_resume_continues_at_the_right_iteration(data_workspace, tmp_path):
 
 def test_two_process_cpu_distributed_training(data_workspace, tmp_path):
     cfg = tmp_path / 'digits_digest.py'
-    cfg.write_text(f"_base_ = ['{DIGITS_CFG}']\n"
+    cfg.write_text(f"_base_ = ['{VIT_DIGITS_CFG}']\n"
                    "custom_imports = dict(imports=['mmvitdyn', 'param_digest_hook'])\n"
                    "custom_hooks = [dict(type='ParamDigestHook')]\n")
-    opts = ['env_cfg.dist_cfg.backend=gloo', 'train_dataloader.dataset.indices=32',
-            'train_dataloader.batch_size=8', 'train_cfg.max_epochs=3', 'train_cfg.val_interval=100',
-            'default_hooks.checkpoint.interval=3', 'default_hooks.checkpoint.save_best=None']
-    proc = run_tool(['dist_train.sh', cfg, 2, '--work-dir', tmp_path, '--cfg-options', *opts],
-                data_workspace, env=dict(PORT='29517', PYTHONPATH=f'{REPO}:{REPO}/tests/helpers'))
+    opts = [
+        'env_cfg.dist_cfg.backend=gloo', 'train_dataloader.dataset.indices=32',
+        'train_dataloader.batch_size=8', 'train_cfg.max_epochs=3', 'train_cfg.val_interval=100',
+        'default_hooks.checkpoint.interval=3', 'default_hooks.checkpoint.save_best=None'
+    ]
+    # As typed in a fresh shell (no environment activated): the script finds the interpreter.
+    proc = run_tool(
+        ['dist_train.sh', cfg, 2, '--work-dir', tmp_path, '--cfg-options', *opts],
+        data_workspace,
+        env=dict(**plain_shell_env(), PORT='29517', PYTHONPATH=f'{REPO}:{REPO}/tests/helpers'))
     assert 'Epoch(train) [3][2/2]' in proc.stdout  # 32 images / (2 ranks x 8)
     digests = [json.loads((tmp_path / f'param_digest_rank{r}.json').read_text()) for r in (0, 1)]
     assert digests[0] == digests[1]
@@ -83,7 +104,7 @@ def test_two_process_cpu_distributed_training(data_workspace, tmp_path):
 
 @pytest.mark.parametrize('args,message', [
     (['configs/vit/missing.py'], "config file 'configs/vit/missing.py' does not exist"),
-    ([DIGITS_CFG, '--amp'], '--amp needs a GPU'),
+    ([VIT_DIGITS_CFG, '--amp'], '--amp needs a GPU'),
 ])
 def test_clear_errors(data_workspace, args, message):
     proc = run_tool(['train.py', *args], data_workspace, check=False)
@@ -91,7 +112,9 @@ def test_clear_errors(data_workspace, args, message):
 
 
 def test_missing_data_folder_names_path_and_generator(tmp_path):
-    proc = run_tool(['train.py', DIGITS_CFG, '--work-dir', tmp_path / 'w'], tmp_path, check=False)
+    proc = run_tool(['train.py', VIT_DIGITS_CFG, '--work-dir', tmp_path / 'w'],
+                    tmp_path,
+                    check=False)
     assert proc.returncode == 2
     assert 'data/digits' in proc.stderr
     assert 'python tools/dataset_converters/gen_digits.py --out-dir data/digits' in proc.stderr

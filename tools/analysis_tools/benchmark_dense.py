@@ -60,9 +60,13 @@ def every_quarter(num_layers: int) -> Tuple[int, ...]:
 def det_model(arch: str, size: int) -> Tuple[nn.Module, nn.Module]:
     """ViTDet's backbone (as configs/dyt/vitdet_coco.py) and simple feature pyramid."""
     num_layers = DyTViTDet._parse_arch(arch)['num_layers']
-    backbone = DyTViTDet(arch=arch, img_size=224, window_size=14,
-                         global_indices=every_quarter(num_layers), input_size=size,
-                         adapter_cfg=dict(bottleneck=128))
+    backbone = DyTViTDet(
+        arch=arch,
+        img_size=224,
+        window_size=14,
+        global_indices=every_quarter(num_layers),
+        input_size=size,
+        adapter_cfg=dict(bottleneck=128))
     return backbone, SimpleFPN(backbone.embed_dims, 256)
 
 
@@ -70,8 +74,12 @@ def seg_model(arch: str, size: int) -> Tuple[nn.Module, nn.Module]:
     """UperNet's backbone (as configs/dyt/upernet_ade20k.py) and multi-level neck."""
     num_layers = DyTViT._parse_arch(arch)['num_layers']
     out_indices = tuple(i * num_layers // 12 for i in (3, 5, 7, 11))
-    backbone = DyTViT(arch=arch, img_size=224, out_indices=out_indices, out_type='featmap',
-                      adapter_cfg=dict(bottleneck=64))
+    backbone = DyTViT(
+        arch=arch,
+        img_size=224,
+        out_indices=out_indices,
+        out_type='featmap',
+        adapter_cfg=dict(bottleneck=64))
     dims = backbone.embed_dims
     return backbone, MultiLevelNeck([dims] * 4, dims, scales=[4, 2, 1, 0.5])
 
@@ -129,8 +137,8 @@ def benchmark(task: str, arch: str, size: int, rate: float, runs: int) -> List[d
 
         runs_of = {mode: (lambda c=context: run(c)) for mode, context in modes.items()}
         seconds = median_seconds(runs_of, runs)
-        rows.append(dict(task=task, size=size, part=part, act_rate=act_rate, flops=flops,
-                         seconds=seconds))
+        rows.append(
+            dict(task=task, size=size, part=part, act_rate=act_rate, flops=flops, seconds=seconds))
     return rows
 
 

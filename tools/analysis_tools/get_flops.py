@@ -1,7 +1,8 @@
 """FLOPs and parameters of a config's model.
 
     python tools/analysis_tools/get_flops.py CONFIG [--checkpoint CKPT] [--num-images N]
-                                             [--shape H W] [--cfg-options k=v ...]
+                                             [--shape H W] [--out FILE.json]
+                                             [--cfg-options k=v ...]
 
 Convention (mmengine.analysis / fvcore): one multiply-add is one FLOP;
 attention matmuls are counted although fused attention hides them from the
@@ -10,6 +11,9 @@ DyT models (a DyTViT backbone that dispatches) cost what their active tokens
 cost, so they are counted per image over the first N images of the config's
 ``val_dataloader`` and the mean is reported, with the activation rate and the
 ratio to the dense count (every token through every block part).
+The model is built as the Runner builds it (:func:`mmvitdyn.apis.init_model`),
+so images are normalised as in training and evaluation. ``--out`` also writes
+the figures (per-image FLOPs and activation rates included) as JSON.
 """
 import argparse
 import os.path as osp
@@ -20,22 +24,36 @@ import torch.nn.functional as F
 from mmengine.config import DictAction
 from mmengine.utils import ProgressBar
 
-from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, build_eval_model, count_params,
-                               find_dyt_backbone, flop_analyzer, part_rates, val_images)
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find_dyt_backbone,
+                               flop_analyzer, part_rates, val_images)
+from mmvitdyn.apis import init_model
+from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.utils import dump_json_atomically
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Count FLOPs and parameters of a model')
     parser.add_argument('config', help='config file path')
     parser.add_argument('--checkpoint', help='weights to load (DyT counts depend on them)')
-    parser.add_argument('--num-images', type=int, default=100,
-                        help='validation images to average DyT FLOPs over (default 100)')
-    parser.add_argument('--shape', type=int, nargs=2, metavar=('H', 'W'),
-                        help='input size; default: the backbone\'s img_size (static models) '
-                        'or the validation images\' size (DyT models)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. model.backbone.dispatch=attn')
+    parser.add_argument(
+        '--num-images',
+        type=int,
+        default=100,
+        help='validation images to average DyT FLOPs over (default 100)')
+    parser.add_argument(
+        '--shape',
+        type=int,
+        nargs=2,
+        metavar=('H', 'W'),
+        help='input size; default: the backbone\'s img_size (static models) '
+        'or the validation images\' size (DyT models)')
+    parser.add_argument('--out', help='also write the figures to this JSON file')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. model.backbone.dispatch=attn')
+    add_trust_argument(parser)
     return parser, parser.parse_args(argv)
 
 
@@ -48,24 +66,26 @@ def default_shape(model: torch.nn.Module) -> Tuple[int, int]:
     return grid[0] * patch, grid[1] * patch
 
 
-def report_params(model: torch.nn.Module) -> None:
+def report_params(model: torch.nn.Module) -> dict:
     total, trainable = count_params(model), count_params(model, trainable_only=True)
     print(f'Params:           {total / 1e6:.3f} M (trainable {trainable / 1e6:.3f} M)')
+    return dict(params=total, trainable_params=trainable)
 
 
-def static_report(model: torch.nn.Module, shape: Tuple[int, int]) -> None:
+def static_report(model: torch.nn.Module, shape: Tuple[int, int]) -> dict:
     with torch.no_grad():
         analyzer = flop_analyzer(TensorForward(model), (torch.zeros(1, 3, *shape), ))
         flops = analyzer.total()
     print(f'Input shape:      (3, {shape[0]}, {shape[1]})')
     print(f'FLOPs:            {flops / 1e9:.4f} G')
-    report_params(model)
+    params = report_params(model)
     uncounted = ', '.join(sorted(analyzer.unsupported_ops()))
     print(f'Uncounted ops:    {uncounted or "-"} (no multiply-adds by the fvcore convention)')
+    return dict(input_shape=[3, *shape], flops=flops, **params)
 
 
-def dyt_report(cfg, model: torch.nn.Module, num_images: int,
-               shape: Optional[Tuple[int, int]]) -> None:
+def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tuple[int,
+                                                                                   int]]) -> dict:
     traced = TensorForward(model)
     counter, flops, rates = None, [], []
     progress = ProgressBar(num_images)
@@ -91,7 +111,17 @@ def dyt_report(cfg, model: torch.nn.Module, num_images: int,
     print(f'Activation rate:  {rates.mean():.4f}')
     per_part = '  '.join(f'{name}={rate:.2f}' for name, rate in zip(names, rates.mean(1).tolist()))
     print(f'Per block part:   {per_part}')
-    report_params(model)
+    params = report_params(model)
+    return dict(
+        input_shape=list(inputs.shape[1:]),
+        dense_flops=counter.static_flops,
+        flops=float(flops.mean()),
+        flops_per_image=flops.tolist(),
+        activation_rate=float(rates.mean()),
+        part_rates=dict(zip(names,
+                            rates.mean(1).tolist())),
+        image_rates=rates.mean(0).tolist(),
+        **params)
 
 
 def main(argv=None):
@@ -100,7 +130,7 @@ def main(argv=None):
         if args.checkpoint is not None and not osp.isfile(args.checkpoint):
             raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
         cfg = load_config(args.config, args.cfg_options)
-        model = build_eval_model(cfg, args.checkpoint)
+        model = init_model(cfg, args.checkpoint)
     except (SetupError, FileNotFoundError) as err:
         parser.error(str(err))
     shape = tuple(args.shape) if args.shape else None
@@ -108,11 +138,15 @@ def main(argv=None):
     print(f'Config:           {args.config}')
     if backbone is not None and backbone.dispatch is not None:
         try:
-            dyt_report(cfg, model, args.num_images, shape)
+            figures = dyt_report(cfg, model, args.num_images, shape)
         except FileNotFoundError as err:
             parser.error(f'DyT FLOPs are counted on validation images: {err}')
     else:
-        static_report(model, shape or default_shape(model))
+        figures = static_report(model, shape or default_shape(model))
+    if args.out:
+        dump_json_atomically(
+            dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out)
+        print(f'Wrote:            {args.out}')
 
 
 if __name__ == '__main__':

@@ -11,23 +11,27 @@ and its model's data_preprocessor (mean/std). ``--data DIR`` reads image
 files under DIR (a seeded sample of ``--num-images``); without it the
 config's val dataset is used. The checkpoint may be a classifier checkpoint
 (``backbone.*`` keys) or a bare ViT (timm/DeiT, mmpretrain, JAX; see
-``mmvitdyn.models.utils.load_pretrained``).
+``mmvitdyn.models.utils.load_pretrained``). An mmpretrain SwinTransformer
+ancestry is condensed stage by stage (MAD inside its windows; see
+``mmvitdyn.learngene.swin``; no explicit --ffn-groups).
 """
 import argparse
 import os.path as osp
 import random
+import time
 from pathlib import Path
 
 import torch
 from mmengine.config import DictAction
 from mmengine.dataset import Compose, pseudo_collate
 from mmengine.logging import MMLogger
-from mmengine.registry import DATASETS, MODELS, init_default_scope
+from mmengine.registry import DATASETS
 from mmengine.utils import ProgressBar
+from mmpretrain.models import SwinTransformer
 
-import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
+from mmvitdyn.apis import init_model
 from mmvitdyn.datasets import check_data_roots
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
 from mmvitdyn.learngene import build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
@@ -51,17 +55,17 @@ def parse_args(argv=None):
     parser.add_argument('--centroid', choices=['select', 'average'], default='select')
     ffn = parser.add_mutually_exclusive_group()
     ffn.add_argument('--no-ffn-clustering', action='store_true', help='every layer keeps its FFN')
-    ffn.add_argument('--ffn-groups',
-                     nargs='+',
-                     metavar='FIRST-LAST',
-                     help='explicit FFN groups of adjacent layers, e.g. 5-8')
+    ffn.add_argument(
+        '--ffn-groups',
+        nargs='+',
+        metavar='FIRST-LAST',
+        help='explicit FFN groups of adjacent layers, e.g. 5-8')
     parser.add_argument('--plot', help='PNG of MAD per head (default: next to --out)')
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     parser.add_argument('--seed', type=int, default=0, help='seed of the image sample')
-    parser.add_argument('--cfg-options',
-                        nargs='+',
-                        action=DictAction,
-                        help='override config entries')
+    parser.add_argument(
+        '--cfg-options', nargs='+', action=DictAction, help='override config entries')
+    add_trust_argument(parser)
     return parser, parser.parse_args(argv)
 
 
@@ -77,19 +81,14 @@ def parse_groups(specs):
 
 
 def build_ancestry(cfg, checkpoint: str, device: str):
-    """The config's model with the checkpoint's backbone weights, in eval mode.
-
-    As the Runner does, a top-level ``data_preprocessor`` (mean/std) goes
-    into the model unless the model sets its own."""
-    model_cfg = cfg.model.copy()
-    if cfg.get('data_preprocessor') is not None:
-        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
-    model = MODELS.build(model_cfg)
-    if not isinstance(getattr(model, 'backbone', None), ViT):
+    """The config's model, built as the Runner builds it, with the checkpoint's
+    backbone weights, in eval mode."""
+    model = init_model(cfg)
+    if not isinstance(getattr(model, 'backbone', None), (ViT, SwinTransformer)):
         raise SetupError(
             f"the config's backbone is {type(getattr(model, 'backbone', model)).__name__}; "
-            "learngenes are built from mmvitdyn's ViT (type='ViT'); convert other "
-            'checkpoints with tools/model_converters/')
+            "learngenes are built from mmvitdyn's ViT (type='ViT') or mmpretrain's "
+            "SwinTransformer; convert other checkpoints with tools/model_converters/")
     if not osp.isfile(checkpoint):
         raise SetupError(f'checkpoint {checkpoint!r} does not exist')
     keys = load_state_dict_file(checkpoint)
@@ -141,7 +140,6 @@ def main(argv=None):
     logger = MMLogger.get_instance('learngene', log_level='INFO')
     try:
         cfg = load_config(args.config, args.cfg_options)
-        init_default_scope(cfg.default_scope)
         groups = parse_groups(args.ffn_groups) if args.ffn_groups else None
         try:
             check_clustering_args(args.method, args.eps, args.min_hds, args.k)
@@ -155,26 +153,28 @@ def main(argv=None):
         f'MAD over {len(items)} images from {args.data or "the val dataset"} on {args.device}')
     progress = ProgressBar(len(items))
     k = None if not args.k else (args.k[0] if len(args.k) == 1 else args.k)
+    start = time.perf_counter()
     try:
-        learngene, timings = build_learngene(model.backbone,
-                                             batches(model, fetch, items, args.batch_size,
-                                                     progress),
-                                             method=args.method,
-                                             eps=args.eps,
-                                             min_samples=args.min_hds,
-                                             k=k,
-                                             centroid=args.centroid,
-                                             ffn_clustering=not args.no_ffn_clustering,
-                                             ffn_groups=groups,
-                                             out=args.out,
-                                             settings=dict(config=osp.basename(args.config)))
+        learngene = build_learngene(
+            model.backbone,
+            batches(model, fetch, items, args.batch_size, progress),
+            method=args.method,
+            eps=args.eps,
+            min_samples=args.min_hds,
+            k=k,
+            centroid=args.centroid,
+            ffn_clustering=not args.no_ffn_clustering,
+            ffn_groups=groups,
+            out=args.out,
+            settings=dict(config=osp.basename(args.config)))
     except ValueError as err:
         parser.exit(2, f'\nerror: {err}\n')
     plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
     plot_mad(learngene, plot)
     print()
     logger.info('\n' + learngene.summary())
-    logger.info('seconds: ' + ', '.join(f'{stage} {sec:.2f}' for stage, sec in timings.items()))
+    logger.info(f'built in {time.perf_counter() - start:.1f} s (the stages: '
+                'tools/learngene/benchmark_learngene.py)')
     logger.info(f'wrote {args.out} and {plot}')
 
 

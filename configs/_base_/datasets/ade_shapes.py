@@ -4,24 +4,20 @@
 #   python tools/dataset_converters/gen_ade_shapes.py --out-dir data/ade_shapes
 # Label PNGs hold ADE20K class index + 1 (0 = unlabelled). The classes below
 # are ADE20K names, so ADE20KDataset maps them to 0..4 by name and every other
-# value (and 0, via reduce_zero_label) to 255, which is ignored.
+# value (and 0, via reduce_zero_label) to 255, which is ignored. The data set
+# is ADE20KDataset, whose errors name an unreadable image or label map.
 _base_ = ['mmseg::_base_/datasets/ade20k.py']
 
 data_root = 'data/ade_shapes'
 metainfo = dict(
     classes=('building', 'sky', 'tree', 'road', 'grass'),
-    palette=[[180, 120, 120], [6, 230, 230], [4, 200, 3], [140, 140, 140],
-             [4, 250, 7]])
+    palette=[[180, 120, 120], [6, 230, 230], [4, 200, 3], [140, 140, 140], [4, 250, 7]])
 crop_size = (128, 128)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='LoadAnnotations'),
-    dict(
-        type='RandomResize',
-        scale=crop_size,
-        ratio_range=(0.5, 2.0),
-        keep_ratio=True),
+    dict(type='RandomResize', scale=crop_size, ratio_range=(0.5, 2.0), keep_ratio=True),
     dict(type='RandomCrop', crop_size=crop_size, cat_max_ratio=0.75),
     dict(type='RandomFlip', prob=0.5),
     dict(type='PackSegInputs')
@@ -37,6 +33,7 @@ train_dataloader = dict(
     batch_size=8,
     num_workers=2,
     dataset=dict(
+        type='FileCheckedADE20KDataset',
         data_root=data_root,
         metainfo=metainfo,
         reduce_zero_label=True,
@@ -45,6 +42,7 @@ val_dataloader = dict(
     batch_size=1,
     num_workers=2,
     dataset=dict(
+        type='FileCheckedADE20KDataset',
         data_root=data_root,
         metainfo=metainfo,
         reduce_zero_label=True,

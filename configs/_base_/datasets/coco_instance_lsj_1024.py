@@ -11,11 +11,7 @@ pad_val = dict(img=(114, 114, 114))
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
-    dict(
-        type='RandomResize',
-        scale=image_size,
-        ratio_range=(0.1, 2.0),
-        keep_ratio=True),
+    dict(type='RandomResize', scale=image_size, ratio_range=(0.1, 2.0), keep_ratio=True),
     dict(
         type='RandomCrop',
         crop_type='absolute_range',
@@ -34,12 +30,15 @@ test_pipeline = [
     dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
     dict(
         type='PackDetInputs',
-        meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape',
-                   'scale_factor'))
+        meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor'))
 ]
 
 # ViTDet trains with 64 images a batch: 16 GPUs x 4.
+# FileCheckedCocoDataset: mmdet's CocoDataset, whose errors name an unreadable
+# annotation or image file.
 train_dataloader = dict(
-    batch_size=4, num_workers=8, dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+    batch_size=4,
+    num_workers=8,
+    dataset=dict(type='FileCheckedCocoDataset', pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(type='FileCheckedCocoDataset', pipeline=test_pipeline))
 test_dataloader = val_dataloader

@@ -3,7 +3,9 @@
 # non-overlapping shapes, 48 train / 16 val by default. Create it with
 #   python tools/dataset_converters/gen_coco_shapes.py \
 #       --out-dir data/coco_shapes
-# The layout is COCO's, so mmdet's COCO recipe is reused with a small scale.
+# The layout is COCO's, so mmdet's COCO recipe is reused with a small scale,
+# and mmdet's CocoDataset, whose errors name an unreadable annotation or image
+# file.
 _base_ = ['mmdet::_base_/datasets/coco_instance.py']
 
 data_root = 'data/coco_shapes/'
@@ -15,11 +17,7 @@ image_scale = (128, 128)
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
-    dict(
-        type='RandomResize',
-        scale=image_scale,
-        ratio_range=(0.8, 1.25),
-        keep_ratio=True),
+    dict(type='RandomResize', scale=image_scale, ratio_range=(0.8, 1.25), keep_ratio=True),
     dict(type='RandomFlip', prob=0.5),
     dict(type='PackDetInputs')
 ]
@@ -29,18 +27,23 @@ test_pipeline = [
     dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
     dict(
         type='PackDetInputs',
-        meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape',
-                   'scale_factor'))
+        meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor'))
 ]
 
 train_dataloader = dict(
     batch_size=8,
     dataset=dict(
-        data_root=data_root, metainfo=metainfo, pipeline=train_pipeline))
+        type='FileCheckedCocoDataset',
+        data_root=data_root,
+        metainfo=metainfo,
+        pipeline=train_pipeline))
 val_dataloader = dict(
     batch_size=8,
     dataset=dict(
-        data_root=data_root, metainfo=metainfo, pipeline=test_pipeline))
+        type='FileCheckedCocoDataset',
+        data_root=data_root,
+        metainfo=metainfo,
+        pipeline=test_pipeline))
 test_dataloader = val_dataloader
 
 val_evaluator = dict(ann_file=data_root + 'annotations/instances_val2017.json')

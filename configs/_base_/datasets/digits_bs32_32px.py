@@ -2,7 +2,8 @@
 # 32x32 RGB (mmvitdyn.datasets.generators.digits): 10 classes, 1,438 train /
 # 359 val images with the default split. Create it with
 #   python tools/dataset_converters/gen_digits.py --out-dir data/digits
-dataset_type = 'CustomDataset'
+# mmpretrain's CustomDataset, whose errors name an unreadable image file.
+dataset_type = 'FileCheckedCustomDataset'
 data_root = 'data/digits'
 data_preprocessor = dict(
     num_classes=10,
@@ -31,20 +32,13 @@ train_dataloader = dict(
     batch_size=32,
     num_workers=2,
     dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        data_prefix='train',
-        pipeline=train_pipeline),
+        type=dataset_type, data_root=data_root, data_prefix='train', pipeline=train_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=True),
 )
 val_dataloader = dict(
     batch_size=32,
     num_workers=2,
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        data_prefix='val',
-        pipeline=test_pipeline),
+    dataset=dict(type=dataset_type, data_root=data_root, data_prefix='val', pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False),
 )
 val_evaluator = dict(type='Accuracy', topk=(1, ))

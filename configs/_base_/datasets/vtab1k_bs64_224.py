@@ -22,7 +22,8 @@
 # resisc45 45, diabetic_retinopathy 5, clevr_count 8, clevr_dist 6, dmlab 6,
 # kitti 4, dsprites_loc 16, dsprites_ori 16, smallnorb_azi 18,
 # smallnorb_ele 9.
-dataset_type = 'CustomDataset'
+# mmpretrain's CustomDataset, whose errors name an unreadable image or list file.
+dataset_type = 'FileCheckedCustomDataset'
 vtab_task = 'cifar'
 data_root = f'data/vtab-1k/{vtab_task}'
 data_preprocessor = dict(
@@ -44,20 +45,13 @@ train_dataloader = dict(
     batch_size=64,
     num_workers=4,
     dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        ann_file='train800val200.txt',
-        pipeline=pipeline),
+        type=dataset_type, data_root=data_root, ann_file='train800val200.txt', pipeline=pipeline),
     sampler=dict(type='DefaultSampler', shuffle=True),
 )
 val_dataloader = dict(
     batch_size=64,
     num_workers=4,
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        ann_file='test.txt',
-        pipeline=pipeline),
+    dataset=dict(type=dataset_type, data_root=data_root, ann_file='test.txt', pipeline=pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False),
 )
 val_evaluator = dict(type='Accuracy', topk=(1, ))

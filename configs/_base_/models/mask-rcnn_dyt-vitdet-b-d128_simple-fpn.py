@@ -48,8 +48,7 @@ model = dict(
         norm_cfg=norm_cfg),
     rpn_head=dict(num_convs=2),
     roi_head=dict(
-        bbox_head=dict(
-            type='Shared4Conv1FCBBoxHead', conv_out_channels=256, norm_cfg=norm_cfg),
+        bbox_head=dict(type='Shared4Conv1FCBBoxHead', conv_out_channels=256, norm_cfg=norm_cfg),
         mask_head=dict(norm_cfg=norm_cfg)))
 
 # Validation and test logs carry the activation rates next to the COCO metrics.

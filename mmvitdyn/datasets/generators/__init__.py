@@ -5,12 +5,11 @@ function that writes it and the command-line tool that calls the function.
 """
 from typing import Callable, NamedTuple
 
-from .ade_shapes import (ADE_SHAPES_ADE20K_INDICES, ADE_SHAPES_CLASSES,
-                         ADE_SHAPES_PALETTE, ADE_SHAPES_ROOT,
-                         generate_ade_shapes)
+from .ade_shapes import (ADE_SHAPES_ADE20K_INDICES, ADE_SHAPES_CLASSES, ADE_SHAPES_PALETTE,
+                         ADE_SHAPES_ROOT, generate_ade_shapes)
 from .atomic import GeneratedSet
-from .coco_shapes import (COCO_SHAPES_CLASSES, COCO_SHAPES_PALETTE,
-                          COCO_SHAPES_ROOT, generate_coco_shapes)
+from .coco_shapes import (COCO_SHAPES_CLASSES, COCO_SHAPES_PALETTE, COCO_SHAPES_ROOT,
+                          generate_coco_shapes)
 from .digits import DIGITS_CLASSES, DIGITS_ROOT, generate_digits
 
 
@@ -27,20 +26,17 @@ class Generator(NamedTuple):
 
 GENERATORS = {
     'digits':
-    Generator(DIGITS_ROOT, generate_digits,
-              'tools/dataset_converters/gen_digits.py'),
+    Generator(DIGITS_ROOT, generate_digits, 'tools/dataset_converters/gen_digits.py'),
     'coco_shapes':
     Generator(COCO_SHAPES_ROOT, generate_coco_shapes,
               'tools/dataset_converters/gen_coco_shapes.py'),
     'ade_shapes':
-    Generator(ADE_SHAPES_ROOT, generate_ade_shapes,
-              'tools/dataset_converters/gen_ade_shapes.py'),
+    Generator(ADE_SHAPES_ROOT, generate_ade_shapes, 'tools/dataset_converters/gen_ade_shapes.py'),
 }
 
 __all__ = [
-    'ADE_SHAPES_ADE20K_INDICES', 'ADE_SHAPES_CLASSES', 'ADE_SHAPES_PALETTE',
-    'ADE_SHAPES_ROOT', 'COCO_SHAPES_CLASSES', 'COCO_SHAPES_PALETTE',
-    'COCO_SHAPES_ROOT', 'DIGITS_CLASSES', 'DIGITS_ROOT', 'GENERATORS',
-    'GeneratedSet', 'Generator', 'generate_ade_shapes', 'generate_coco_shapes',
-    'generate_digits'
+    'ADE_SHAPES_ADE20K_INDICES', 'ADE_SHAPES_CLASSES', 'ADE_SHAPES_PALETTE', 'ADE_SHAPES_ROOT',
+    'COCO_SHAPES_CLASSES', 'COCO_SHAPES_PALETTE', 'COCO_SHAPES_ROOT', 'DIGITS_CLASSES',
+    'DIGITS_ROOT', 'GENERATORS', 'GeneratedSet', 'Generator', 'generate_ade_shapes',
+    'generate_coco_shapes', 'generate_digits'
 ]

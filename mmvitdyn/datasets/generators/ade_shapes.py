@@ -28,8 +28,7 @@ ADE_SHAPES_CLASSES = ('building', 'sky', 'tree', 'road', 'grass')
 # Position of each class in ADE20KDataset.METAINFO['classes'], and its
 # palette colour there.
 ADE_SHAPES_ADE20K_INDICES = (1, 2, 4, 6, 9)
-ADE_SHAPES_PALETTE = [[180, 120, 120], [6, 230, 230], [4, 200, 3],
-                      [140, 140, 140], [4, 250, 7]]
+ADE_SHAPES_PALETTE = [[180, 120, 120], [6, 230, 230], [4, 200, 3], [140, 140, 140], [4, 250, 7]]
 # Rendering of each class: RGB colour, shade contrast, noise grid cells and
 # per-pixel grain (see texture.noisy_fill).
 _STYLES = {
@@ -59,22 +58,16 @@ def draw_labels(rng: np.random.Generator, size: int) -> np.ndarray:
     horizon = int(rng.uniform(0.35, 0.6) * size)
     draw.rectangle([0, 0, size - 1, horizon - 1], fill=label_value('sky'))
     draw.rectangle([0, horizon, size - 1, size - 1], fill=label_value('grass'))
-    top, top_half = rng.uniform(0.3, 0.7) * size, rng.uniform(0.02,
-                                                              0.06) * size
-    bottom, bottom_half = (rng.uniform(0.2, 0.8) * size,
-                           rng.uniform(0.2, 0.4) * size)
+    top, top_half = rng.uniform(0.3, 0.7) * size, rng.uniform(0.02, 0.06) * size
+    bottom, bottom_half = (rng.uniform(0.2, 0.8) * size, rng.uniform(0.2, 0.4) * size)
     draw.polygon([(top - top_half, horizon), (top + top_half, horizon),
-                  (bottom + bottom_half, size - 1),
-                  (bottom - bottom_half, size - 1)],
+                  (bottom + bottom_half, size - 1), (bottom - bottom_half, size - 1)],
                  fill=label_value('road'),
                  outline=0)
     for _ in range(int(rng.integers(1, 4))):
         left = rng.uniform(0, 0.8) * size
         width, height = rng.uniform(0.12, 0.3, size=2) * size
-        draw.rectangle([
-            left,
-            max(horizon - height, 2), left + width, horizon + 0.03 * size
-        ],
+        draw.rectangle([left, max(horizon - height, 2), left + width, horizon + 0.03 * size],
                        fill=label_value('building'),
                        outline=0)
     for _ in range(int(rng.integers(1, 3))):
@@ -132,8 +125,7 @@ def generate_ade_shapes(out_dir: str = ADE_SHAPES_ROOT,
     """
     require_at_least(32, image_size=image_size)
     require_at_least(1, num_train=num_train, num_val=num_val)
-    params = dict(
-        image_size=image_size, num_train=num_train, num_val=num_val, seed=seed)
+    params = dict(image_size=image_size, num_train=num_train, num_val=num_val, seed=seed)
     counts = dict(train=num_train, val=num_val)
 
     def write(root: Path) -> Dict[str, int]:
@@ -146,8 +138,7 @@ def generate_ade_shapes(out_dir: str = ADE_SHAPES_ROOT,
                 stem = f'shapes_{folder}_{index:06d}'
                 Image.fromarray(render(rng, labels)).save(
                     root / 'images' / folder / f'{stem}.jpg', quality=95)
-                Image.fromarray(labels).save(root / 'annotations' / folder /
-                                             f'{stem}.png')
+                Image.fromarray(labels).save(root / 'annotations' / folder / f'{stem}.png')
         return counts
 
     return write_atomically(out_dir, 'ade_shapes/1', params, write, overwrite)

@@ -64,17 +64,15 @@ def write_atomically(out_dir: str,
     if out.exists() and not overwrite:
         marker = out / MARKER
         if not marker.is_file():
-            raise FileExistsError(
-                f'out_dir {str(out)!r} exists but has no {MARKER} marker, so '
-                'it is not a complete generated set; pass overwrite=True '
-                '(--overwrite) to replace it')
+            raise FileExistsError(f'out_dir {str(out)!r} exists but has no {MARKER} marker, so '
+                                  'it is not a complete generated set; pass overwrite=True '
+                                  '(--overwrite) to replace it')
         found = json.loads(marker.read_text())
         if {key: found.get(key) for key in wanted} != wanted:
-            raise FileExistsError(
-                f'out_dir {str(out)!r} holds {found.get("generator")} with '
-                f'params {found.get("params")}, not {generator} with params '
-                f'{wanted["params"]}; pass overwrite=True (--overwrite) to '
-                'regenerate it')
+            raise FileExistsError(f'out_dir {str(out)!r} holds {found.get("generator")} with '
+                                  f'params {found.get("params")}, not {generator} with params '
+                                  f'{wanted["params"]}; pass overwrite=True (--overwrite) to '
+                                  'regenerate it')
         return GeneratedSet(out, found['counts'], created=False)
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -84,11 +82,7 @@ def write_atomically(out_dir: str,
     tmp.mkdir()
     try:
         counts = write(tmp)
-        marker_text = json.dumps({
-            **wanted, 'counts': counts
-        },
-                                 indent=2,
-                                 sort_keys=True)
+        marker_text = json.dumps({**wanted, 'counts': counts}, indent=2, sort_keys=True)
         (tmp / MARKER).write_text(marker_text + '\n')
         if out.exists():
             os.replace(out, old)

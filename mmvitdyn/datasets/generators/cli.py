@@ -17,16 +17,12 @@ def option_type(parameter: inspect.Parameter) -> type:
     ``X`` of an ``Optional[X]`` annotation when the default is None."""
     if parameter.default is not None:
         return type(parameter.default)
-    return next(
-        arg for arg in typing.get_args(parameter.annotation)
-        if arg is not type(None))
+    return next(arg for arg in typing.get_args(parameter.annotation) if arg is not type(None))
 
 
-def build_parser(
-        generate: Callable[..., GeneratedSet]) -> argparse.ArgumentParser:
+def build_parser(generate: Callable[..., GeneratedSet]) -> argparse.ArgumentParser:
     """An argparse parser with one option per parameter of ``generate``."""
-    parser = argparse.ArgumentParser(
-        description=inspect.getdoc(generate).splitlines()[0])
+    parser = argparse.ArgumentParser(description=inspect.getdoc(generate).splitlines()[0])
     for name, parameter in inspect.signature(generate).parameters.items():
         flag = '--' + name.replace('_', '-')
         if parameter.default is False:
@@ -40,8 +36,7 @@ def build_parser(
     return parser
 
 
-def main(generate: Callable[..., GeneratedSet],
-         argv: Optional[List[str]] = None) -> GeneratedSet:
+def main(generate: Callable[..., GeneratedSet], argv: Optional[List[str]] = None) -> GeneratedSet:
     """Parse ``argv``, run ``generate`` and print what it wrote."""
     generated = generate(**vars(build_parser(generate).parse_args(argv)))
     print(generated.summary())

@@ -29,8 +29,7 @@ _NUM_VERTICES = {'circle': 32, 'square': 4, 'triangle': 3}
 _SPLITS = ('train', 'val')
 
 
-def shape_polygon(name: str, centre: np.ndarray, radius: float,
-                  angle: float) -> np.ndarray:
+def shape_polygon(name: str, centre: np.ndarray, radius: float, angle: float) -> np.ndarray:
     """Vertices of a shape inscribed in the circle (``centre``, ``radius``).
 
     Returns:
@@ -45,8 +44,7 @@ def shape_polygon(name: str, centre: np.ndarray, radius: float,
 def polygon_area(vertices: np.ndarray) -> float:
     """Shoelace area of a simple polygon given as (V, 2) vertices."""
     x, y = vertices[:, 0], vertices[:, 1]
-    return float(
-        abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2)
+    return float(abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2)
 
 
 def place_circles(rng: np.random.Generator,
@@ -67,9 +65,7 @@ def place_circles(rng: np.random.Generator,
         radius = rng.uniform(*radius_range) * image_size
         for _ in range(100):
             centre = rng.uniform(radius + 1, image_size - radius - 1, size=2)
-            if all(
-                    np.linalg.norm(centre - other) > radius + r + margin
-                    for other, r in circles):
+            if all(np.linalg.norm(centre - other) > radius + r + margin for other, r in circles):
                 circles.append((centre, radius))
                 break
     return circles
@@ -77,13 +73,11 @@ def place_circles(rng: np.random.Generator,
 
 def random_colour(rng: np.random.Generator) -> np.ndarray:
     """A saturated, bright RGB colour in [0, 255]."""
-    rgb = colorsys.hsv_to_rgb(rng.random(), rng.uniform(0.6, 1),
-                              rng.uniform(0.7, 1))
+    rgb = colorsys.hsv_to_rgb(rng.random(), rng.uniform(0.6, 1), rng.uniform(0.7, 1))
     return np.array(rgb, dtype=np.float32) * 255
 
 
-def draw_image(rng: np.random.Generator, image_size: int,
-               max_objects: int) -> tuple:
+def draw_image(rng: np.random.Generator, image_size: int, max_objects: int) -> tuple:
     """One image and its shapes.
 
     Returns:
@@ -91,13 +85,7 @@ def draw_image(rng: np.random.Generator, image_size: int,
         RGB image and, per shape, its class index and (V, 2) polygon.
     """
     background = noisy_fill(
-        rng,
-        image_size,
-        image_size,
-        rng.uniform(70, 170, size=3),
-        contrast=0.35,
-        cells=4,
-        grain=0)
+        rng, image_size, image_size, rng.uniform(70, 170, size=3), contrast=0.35, cells=4, grain=0)
     canvas = Image.fromarray(to_uint8(background))
     draw = ImageDraw.Draw(canvas)
     shapes = []
@@ -113,8 +101,7 @@ def draw_image(rng: np.random.Generator, image_size: int,
     return to_uint8(np.asarray(canvas, dtype=np.float32) + grain), shapes
 
 
-def coco_annotation(shape_id: int, image_id: int, label: int,
-                    polygon: np.ndarray) -> dict:
+def coco_annotation(shape_id: int, image_id: int, label: int, polygon: np.ndarray) -> dict:
     """COCO instance record of one polygon (category ids start at 1)."""
     (x0, y0), (x1, y1) = polygon.min(axis=0), polygon.max(axis=0)
     return dict(
@@ -123,12 +110,9 @@ def coco_annotation(shape_id: int, image_id: int, label: int,
         category_id=label + 1,
         segmentation=[polygon.ravel().tolist()],
         area=round(polygon_area(polygon), 2),
-        bbox=[
-            float(x0),
-            float(y0),
-            round(float(x1 - x0), 2),
-            round(float(y1 - y0), 2)
-        ],
+        bbox=[float(x0), float(y0),
+              round(float(x1 - x0), 2),
+              round(float(y1 - y0), 2)],
         iscrowd=0)
 
 
@@ -158,8 +142,7 @@ def generate_coco_shapes(out_dir: str = COCO_SHAPES_ROOT,
         GeneratedSet: The data root and images per split.
     """
     require_at_least(32, image_size=image_size)
-    require_at_least(
-        1, num_train=num_train, num_val=num_val, max_objects=max_objects)
+    require_at_least(1, num_train=num_train, num_val=num_val, max_objects=max_objects)
     params = dict(
         image_size=image_size,
         num_train=num_train,
@@ -183,26 +166,19 @@ def generate_coco_shapes(out_dir: str = COCO_SHAPES_ROOT,
                 pixels, shapes = draw_image(rng, image_size, max_objects)
                 image_id = index + 1
                 file_name = f'{index:06d}.jpg'
-                Image.fromarray(pixels).save(
-                    root / folder / file_name, quality=95)
+                Image.fromarray(pixels).save(root / folder / file_name, quality=95)
                 images.append(
-                    dict(
-                        id=image_id,
-                        file_name=file_name,
-                        height=image_size,
-                        width=image_size))
+                    dict(id=image_id, file_name=file_name, height=image_size, width=image_size))
                 for label, polygon in shapes:
                     annotations.append(
-                        coco_annotation(
-                            len(annotations) + 1, image_id, label, polygon))
+                        coco_annotation(len(annotations) + 1, image_id, label, polygon))
             coco = dict(
                 info=dict(description=f'coco_shapes {split}'),
                 licenses=[],
                 images=images,
                 annotations=annotations,
                 categories=categories)
-            (root / 'annotations' / f'instances_{folder}.json').write_text(
-                json.dumps(coco))
+            (root / 'annotations' / f'instances_{folder}.json').write_text(json.dumps(coco))
         return counts
 
     return write_atomically(out_dir, 'coco_shapes/1', params, write, overwrite)

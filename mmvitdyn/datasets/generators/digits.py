@@ -21,11 +21,10 @@ DIGITS_ROOT = 'data/digits'
 DIGITS_CLASSES = tuple(str(digit) for digit in range(10))
 
 
-def split_per_class(
-        labels: np.ndarray,
-        val_fraction: float,
-        rng: np.random.Generator,
-        max_per_class: Optional[int] = None) -> Dict[str, np.ndarray]:
+def split_per_class(labels: np.ndarray,
+                    val_fraction: float,
+                    rng: np.random.Generator,
+                    max_per_class: Optional[int] = None) -> Dict[str, np.ndarray]:
     """Stratified train/val split of sample indices.
 
     Each class keeps at most ``max_per_class`` random samples, of which
@@ -41,15 +40,10 @@ def split_per_class(
     for label in np.unique(labels):
         members = rng.permutation(np.flatnonzero(labels == label))
         members = members[:max_per_class]
-        num_val = min(
-            max(1, round(val_fraction * len(members))),
-            len(members) - 1)
+        num_val = min(max(1, round(val_fraction * len(members))), len(members) - 1)
         splits['val'].append(members[:num_val])
         splits['train'].append(members[num_val:])
-    return {
-        name: np.sort(np.concatenate(parts))
-        for name, parts in splits.items()
-    }
+    return {name: np.sort(np.concatenate(parts)) for name, parts in splits.items()}
 
 
 def generate_digits(out_dir: str = DIGITS_ROOT,
@@ -78,19 +72,15 @@ def generate_digits(out_dir: str = DIGITS_ROOT,
         raise ValueError(f'val_fraction must be in (0, 1), got {val_fraction}')
     if max_per_class is not None:
         require_at_least(2, max_per_class=max_per_class)
-    params = dict(
-        size=size,
-        val_fraction=val_fraction,
-        seed=seed,
-        max_per_class=max_per_class)
+    params = dict(size=size, val_fraction=val_fraction, seed=seed, max_per_class=max_per_class)
 
     def write(root: Path) -> Dict[str, int]:
         # Imported here so that importing mmvitdyn does not load scikit-learn.
         from sklearn.datasets import load_digits
         digits = load_digits()
         pixels = np.rint(digits.images * (255 / 16)).astype(np.uint8)
-        splits = split_per_class(digits.target, val_fraction,
-                                 np.random.default_rng(seed), max_per_class)
+        splits = split_per_class(digits.target, val_fraction, np.random.default_rng(seed),
+                                 max_per_class)
         for split, indices in splits.items():
             for name in DIGITS_CLASSES:
                 (root / split / name).mkdir(parents=True)
@@ -100,8 +90,7 @@ def generate_digits(out_dir: str = DIGITS_ROOT,
                 name = DIGITS_CLASSES[digits.target[index]]
                 image.save(root / split / name / f'{index:04d}.png')
         (root / 'meta').mkdir()
-        (root / 'meta' / 'classes.txt').write_text('\n'.join(DIGITS_CLASSES) +
-                                                   '\n')
+        (root / 'meta' / 'classes.txt').write_text('\n'.join(DIGITS_CLASSES) + '\n')
         return {split: len(indices) for split, indices in splits.items()}
 
     return write_atomically(out_dir, 'digits/1', params, write, overwrite)

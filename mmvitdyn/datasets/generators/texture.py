@@ -3,22 +3,19 @@ import numpy as np
 from PIL import Image
 
 
-def smooth_noise(rng: np.random.Generator, height: int, width: int,
-                 cells: int) -> np.ndarray:
+def smooth_noise(rng: np.random.Generator, height: int, width: int, cells: int) -> np.ndarray:
     """Low-frequency noise: a random ``cells`` x ``cells`` grid, upsampled.
 
     Returns:
         np.ndarray: (height, width) float32 in [0, 1].
     """
     grid = rng.random((cells, cells), dtype=np.float32)
-    image = Image.fromarray(grid).resize((width, height),
-                                         Image.Resampling.BILINEAR)
+    image = Image.fromarray(grid).resize((width, height), Image.Resampling.BILINEAR)
     return np.asarray(image)
 
 
-def noisy_fill(rng: np.random.Generator, height: int, width: int,
-               colour: np.ndarray, contrast: float, cells: int,
-               grain: float) -> np.ndarray:
+def noisy_fill(rng: np.random.Generator, height: int, width: int, colour: np.ndarray,
+               contrast: float, cells: int, grain: float) -> np.ndarray:
     """``colour`` modulated by smooth noise of relative ``contrast``, plus
     per-pixel Gaussian grain of std ``grain``.
 

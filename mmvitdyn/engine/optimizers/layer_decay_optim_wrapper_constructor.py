@@ -59,7 +59,10 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
                              f"{paramwise_cfg['layer_decay_rate']}")
         super().__init__(optim_wrapper_cfg, paramwise_cfg)
 
-    def add_params(self, params: List[dict], module: nn.Module, prefix: str = '',
+    def add_params(self,
+                   params: List[dict],
+                   module: nn.Module,
+                   prefix: str = '',
                    is_dcn_module=None) -> None:
         """Append one parameter group per (depth, decay / no decay) to ``params``."""
         backbone = getattr(module, 'backbone', module)
@@ -78,7 +81,10 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
             if (depth, decay) not in groups:
                 scale = layer_decay_scale(depth, num_depths, decay_rate)
                 groups[depth, decay] = dict(
-                    params=[], layer_depth=depth, lr_scale=scale, lr=self.base_lr * scale,
+                    params=[],
+                    layer_depth=depth,
+                    lr_scale=scale,
+                    lr=self.base_lr * scale,
                     weight_decay=(self.base_wd or 0.) if decay else 0.)
             groups[depth, decay]['params'].append(param)
         params.extend(groups[key] for key in sorted(groups))
@@ -94,8 +100,10 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
         counts = defaultdict(lambda: [0, 0])
         for (depth, decay), group in groups.items():
             counts[depth, group['lr_scale']][not decay] += len(group['params'])
-        lines = [f'  depth {depth:2d}: lr x {scale:.4g}, {decayed} decayed + {kept} not decayed'
-                 for (depth, scale), (decayed, kept) in sorted(counts.items())]
+        lines = [
+            f'  depth {depth:2d}: lr x {scale:.4g}, {decayed} decayed + {kept} not decayed'
+            for (depth, scale), (decayed, kept) in sorted(counts.items())
+        ]
         MMLogger.get_current_instance().info(
-            f'Layer-wise lr decay {decay_rate}: {len(groups)} groups of trainable parameters\n'
-            + '\n'.join(lines))
+            f'Layer-wise lr decay {decay_rate}: {len(groups)} groups of trainable parameters\n' +
+            '\n'.join(lines))

@@ -6,10 +6,8 @@ import torch
 from mmengine.registry import MODELS
 from torch import nn
 
-from ..layers import DISPATCH_PARTS, Adapter, DyTBlock, MoEAdapter, TokenDispatcher
+from ..layers import DISPATCH_PARTS, DyTBlock, is_dyt_param
 from .vit import ViT
-
-DYT_PARAM_KEYS = ('.adapter.', '.dispatchers.')
 
 
 @MODELS.register_module()
@@ -52,7 +50,8 @@ class DyTViT(ViT):
                  unfreeze: Sequence[str] = (),
                  **kwargs):
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
-            raise ValueError(f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
+            raise ValueError(
+                f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
         if not 0 < target_rate <= 1:
             raise ValueError(f'target_rate={target_rate} must lie in (0, 1]')
         if adapter_cfg is not None:
@@ -73,9 +72,11 @@ class DyTViT(ViT):
         allowed = {'bottleneck', 'scale', 'dropout', 'num_experts'}
         unknown = set(cfg) - allowed
         if unknown:
-            raise ValueError(f'adapter_cfg has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}')
+            raise ValueError(
+                f'adapter_cfg has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}')
         if not isinstance(cfg.get('bottleneck'), int) or cfg['bottleneck'] <= 0:
-            raise ValueError(f"adapter_cfg.bottleneck must be a positive int, got {cfg.get('bottleneck')!r}")
+            raise ValueError('adapter_cfg.bottleneck must be a positive int, '
+                             f"got {cfg.get('bottleneck')!r}")
         if int(cfg.get('num_experts', 1)) < 1:
             raise ValueError(f"adapter_cfg.num_experts must be >= 1, got {cfg['num_experts']}")
         if not 0 <= cfg.get('dropout', 0.1) < 1:
@@ -95,7 +96,7 @@ class DyTViT(ViT):
 
     def is_trainable_name(self, name: str) -> bool:
         """Whether parameter ``name`` trains while the pretrained weights are frozen."""
-        if any(key in f'.{name}' for key in DYT_PARAM_KEYS):
+        if is_dyt_param(name):
             return True
         return any(name == u or name.startswith(u + '.') for u in self.unfreeze)
 
@@ -103,7 +104,8 @@ class DyTViT(ViT):
         names = [name for name, _ in self.named_parameters()]
         for pattern in self.unfreeze:
             if not any(n == pattern or n.startswith(pattern + '.') for n in names):
-                raise ValueError(f'unfreeze entry {pattern!r} matches no parameter of {type(self).__name__}')
+                raise ValueError(f'unfreeze entry {pattern!r} matches no parameter of '
+                                 f'{type(self).__name__}')
         for name, param in self.named_parameters():
             param.requires_grad_(self.is_trainable_name(name))
 
@@ -111,9 +113,8 @@ class DyTViT(ViT):
         super().init_weights()
         # The ViT's default init (or a checkpoint) must not touch DyT's own
         # parts: zero-initialised up-projections keep the model unchanged at step 0.
-        for module in self.modules():
-            if isinstance(module, (Adapter, MoEAdapter, TokenDispatcher)):
-                module.reset_parameters()
+        for block in self.dyt_blocks():
+            block.reset_dyt_parts()
 
     @contextmanager
     def complete_mode(self):
@@ -136,8 +137,10 @@ class DyTViT(ViT):
     def dispatch_masks(self) -> List[Dict[str, torch.Tensor]]:
         """Per block, part name -> patch-token mask (B, N_patches) of the last forward."""
         extra = self.num_extra_tokens
-        return [{part: m[:, extra:] for part, m in block.masks.items()}
-                for block in self.dyt_blocks()]
+        return [{
+            part: m[:, extra:]
+            for part, m in block.masks.items()
+        } for block in self.dyt_blocks()]
 
     def activation_rates(self) -> Dict[str, float]:
         """Mean active fraction of patch tokens, overall and per block part."""

@@ -122,9 +122,8 @@ class DyTViTDet(DyTViT):
         if key in state_dict:
             tokens = state_dict[key].shape[1]
             if not _is_square(tokens) and _is_square(tokens - 1):
-                MMLogger.get_current_instance().info(
-                    f'Drop the class-token slot of {key} '
-                    f'({type(self).__name__} has no class token)')
+                MMLogger.get_current_instance().info(f'Drop the class-token slot of {key} '
+                                                     f'({type(self).__name__} has no class token)')
                 state_dict[key] = state_dict[key][:, 1:]
         super()._resize_pos_embed_on_load(state_dict, prefix, *args, **kwargs)
 

@@ -27,7 +27,9 @@ class ViT(BaseModule):
         arch (str | dict): A key of :attr:`arch_zoo` ('tiny', 'small', 'base',
             'large' and their aliases; 'small' is the DeiT/timm ViT-S, 384 wide)
             or a dict with ``embed_dims``, ``num_layers``, ``num_heads`` and
-            ``feedforward_channels``. Defaults to 'base'.
+            ``feedforward_channels``, and optionally ``head_dim`` (default
+            ``embed_dims // num_heads``; e.g. 6 heads of 64 in a 768-wide
+            ViT, the shape of a Cluster-Learngene descendant). Defaults to 'base'.
         img_size (int): Input size the position embedding is learned for.
             Other sizes are handled by interpolation. Defaults to 224.
         patch_size (int): Patch side. Defaults to 16.
@@ -47,16 +49,33 @@ class ViT(BaseModule):
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
     """
-    arch_zoo: Dict[str, dict] = {
-        **dict.fromkeys(['t', 'tiny', 'deit-t', 'deit-tiny'], dict(
-            embed_dims=192, num_layers=12, num_heads=3, feedforward_channels=768)),
-        **dict.fromkeys(['s', 'small', 'deit-s', 'deit-small'], dict(
-            embed_dims=384, num_layers=12, num_heads=6, feedforward_channels=1536)),
-        **dict.fromkeys(['b', 'base', 'deit-b', 'deit-base'], dict(
-            embed_dims=768, num_layers=12, num_heads=12, feedforward_channels=3072)),
-        **dict.fromkeys(['l', 'large'], dict(
-            embed_dims=1024, num_layers=24, num_heads=16, feedforward_channels=4096)),
-    }
+    arch_zoo: Dict[str,
+                   dict] = {
+                       **dict.fromkeys(['t', 'tiny', 'deit-t', 'deit-tiny'],
+                                       dict(
+                                           embed_dims=192,
+                                           num_layers=12,
+                                           num_heads=3,
+                                           feedforward_channels=768)),
+                       **dict.fromkeys(['s', 'small', 'deit-s', 'deit-small'],
+                                       dict(
+                                           embed_dims=384,
+                                           num_layers=12,
+                                           num_heads=6,
+                                           feedforward_channels=1536)),
+                       **dict.fromkeys(['b', 'base', 'deit-b', 'deit-base'],
+                                       dict(
+                                           embed_dims=768,
+                                           num_layers=12,
+                                           num_heads=12,
+                                           feedforward_channels=3072)),
+                       **dict.fromkeys(['l', 'large'],
+                                       dict(
+                                           embed_dims=1024,
+                                           num_layers=24,
+                                           num_heads=16,
+                                           feedforward_channels=4096)),
+                   }
     OUT_TYPES = {'raw', 'cls_token', 'featmap', 'avg_featmap'}
     num_extra_tokens = 1  # the class token
 
@@ -107,6 +126,7 @@ class ViT(BaseModule):
                 i,
                 dim=self.embed_dims,
                 num_heads=self.arch_settings['num_heads'],
+                head_dim=self.arch_settings.get('head_dim'),
                 mlp_hidden_dim=self.arch_settings['feedforward_channels'],
                 qkv_bias=qkv_bias,
                 drop=drop_rate,
@@ -132,7 +152,8 @@ class ViT(BaseModule):
         return dict(arch)
 
     @staticmethod
-    def _parse_out_indices(out_indices: Union[int, Sequence[int]], num_layers: int) -> Tuple[int, ...]:
+    def _parse_out_indices(out_indices: Union[int, Sequence[int]],
+                           num_layers: int) -> Tuple[int, ...]:
         if isinstance(out_indices, int):
             out_indices = [out_indices]
         parsed = []
@@ -152,8 +173,11 @@ class ViT(BaseModule):
             if not self.init_cfg.get('checkpoint'):
                 raise ValueError(f'init_cfg={self.init_cfg} of type Pretrained needs a checkpoint '
                                  '(a path or URL)')
-            load_pretrained(self, self.init_cfg['checkpoint'], prefix=self.init_cfg.get('prefix'),
-                            map_location=self.init_cfg.get('map_location', 'cpu'))
+            load_pretrained(
+                self,
+                self.init_cfg['checkpoint'],
+                prefix=self.init_cfg.get('prefix'),
+                map_location=self.init_cfg.get('map_location', 'cpu'))
             self._is_init = True
             return
         super().init_weights()
@@ -180,8 +204,8 @@ class ViT(BaseModule):
         x, grid = self.patch_embed(x)
         if self.cls_token is not None:
             x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
-        x = x + resize_pos_embed(self.pos_embed, self.patch_resolution, grid,
-                                 self.num_extra_tokens, self.interpolate_mode)
+        x = x + resize_pos_embed(self.pos_embed, self.patch_resolution, grid, self.num_extra_tokens,
+                                 self.interpolate_mode)
         return self.pos_drop(x), grid
 
     def format_output(self, x: torch.Tensor, grid: Tuple[int, int]) -> torch.Tensor:

@@ -67,7 +67,9 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
         if self.dispatching:
             if self.distill_loss and teacher is not None:
                 losses['loss_distill'] = F.kl_div(
-                    F.log_softmax(logits, dim=-1), F.softmax(teacher, dim=-1), reduction='batchmean')
+                    F.log_softmax(logits, dim=-1),
+                    F.softmax(teacher, dim=-1),
+                    reduction='batchmean')
             losses.update(self.rate_terms())
         return losses
 

@@ -49,7 +49,11 @@ class MoEAdapter(nn.Module):
         dropout (float): Dropout on the hidden activation. Defaults to 0.1.
     """
 
-    def __init__(self, dim: int, bottleneck: int, num_experts: int, scale: float = 0.1,
+    def __init__(self,
+                 dim: int,
+                 bottleneck: int,
+                 num_experts: int,
+                 scale: float = 0.1,
                  dropout: float = 0.1):
         super().__init__()
         self.router = nn.Linear(dim, num_experts)

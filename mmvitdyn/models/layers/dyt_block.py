@@ -17,9 +17,22 @@ DISPATCH_PARTS = {
     'attn_mlp': ('attn', 'mlp'),
     'layer': ('layer', ),
 }
+# What DyT adds to a pretrained ViT block: the DyTBlock attributes holding its
+# adapter and its token dispatchers. These parts DyT initialises itself and
+# trains while the ViT is frozen, and a plain ViT checkpoint lacks them.
+DYT_PARTS = ('adapter', 'dispatchers')
 
 
-def build_adapter(dim: int, bottleneck: int, scale: float = 0.1, dropout: float = 0.1,
+def is_dyt_param(name: str) -> bool:
+    """Whether a parameter or state-dict key, under any prefix, lies in a DyT part:
+    ``'backbone.blocks.3.adapter.up.weight'`` -> True, ``'blocks.3.mlp.fc1.weight'`` -> False."""
+    return any(part in DYT_PARTS for part in name.split('.')[:-1])
+
+
+def build_adapter(dim: int,
+                  bottleneck: int,
+                  scale: float = 0.1,
+                  dropout: float = 0.1,
                   num_experts: int = 1) -> nn.Module:
     """An :class:`Adapter`, or a :class:`MoEAdapter` when ``num_experts > 1``."""
     if num_experts > 1:
@@ -65,7 +78,8 @@ class DyTBlock(Block):
                  **kwargs):
         super().__init__(**kwargs)
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
-            raise ValueError(f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
+            raise ValueError(
+                f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
         dim = kwargs['dim']
         gates_attention = {'attn', 'layer'} & set(DISPATCH_PARTS.get(dispatch, ()))
         if gates_attention and type(self.attn) is not Attention:
@@ -83,6 +97,14 @@ class DyTBlock(Block):
         self.complete = False
         self.packed = True
         self.masks: Dict[str, torch.Tensor] = {}
+
+    def reset_dyt_parts(self) -> None:
+        """Initialise the adapter (up-projection zero: the block starts as its
+        ViT block) and the dispatchers afresh."""
+        if self.adapter is not None:
+            self.adapter.reset_parameters()
+        for dispatcher in self.dispatchers.values():
+            dispatcher.reset_parameters()
 
     def _mask(self, part: str, x: torch.Tensor) -> Optional[torch.Tensor]:
         if self.complete or part not in self.dispatchers:

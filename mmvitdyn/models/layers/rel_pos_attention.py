@@ -104,10 +104,14 @@ class RelPosAttention(Attention):
                 key_valid = window_token_mask(grid, window, x.device).repeat(b, 1)
         q, k, v = qkv.unflatten(-1, (3, self.num_heads, self.head_dim)).permute(2, 0, 3, 1, 4)
         out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=self.scores_bias(q, attn_grid, key_valid),
+            q,
+            k,
+            v,
+            attn_mask=self.scores_bias(q, attn_grid, key_valid),
             dropout_p=self.attn_drop if self.training else 0.)
         out = out.transpose(1, 2).flatten(2)
         if self.window_size:
-            out = window_unpartition(out.view(-1, window, window, out.shape[-1]), window,
-                                     padded_grid, grid).reshape(b, n, -1)
+            out = window_unpartition(
+                out.view(-1, window, window, out.shape[-1]), window, padded_grid,
+                grid).reshape(b, n, -1)
         return self.proj_drop(self.proj(out))

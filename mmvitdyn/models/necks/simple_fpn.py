@@ -54,8 +54,14 @@ class SimpleFPN(BaseModule):
             self.lateral_convs.append(
                 ConvModule(channels, out_channels, 1, bias=False, norm_cfg=norm_cfg, act_cfg=None))
             self.output_convs.append(
-                ConvModule(out_channels, out_channels, 3, padding=1, bias=False,
-                           norm_cfg=norm_cfg, act_cfg=None))
+                ConvModule(
+                    out_channels,
+                    out_channels,
+                    3,
+                    padding=1,
+                    bias=False,
+                    norm_cfg=norm_cfg,
+                    act_cfg=None))
 
     @staticmethod
     def _resampler(factor: float, channels: int, norm_cfg: dict) -> Tuple[nn.Module, int]:
@@ -78,9 +84,8 @@ class SimpleFPN(BaseModule):
         """The backbone's outputs (its last map is used) -> ``num_outs`` maps, fine to coarse."""
         x = inputs[-1]
         outs = [
-            output(lateral(resample(x)))
-            for resample, lateral, output in zip(self.resamplers, self.lateral_convs,
-                                                  self.output_convs)
+            output(lateral(resample(x))) for resample, lateral, output in zip(
+                self.resamplers, self.lateral_convs, self.output_convs)
         ]
         while len(outs) < self.num_outs:
             outs.append(F.max_pool2d(outs[-1], 1, stride=2))

@@ -35,6 +35,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
+from ..layers import is_dyt_param
+
 StateDict = Dict[str, torch.Tensor]
 
 FORMATS = ('mmvitdyn', 'timm', 'jax', 'mmpretrain', 'dyt')
@@ -95,7 +97,7 @@ def detect_format(state_dict: Mapping[str, Any]) -> str:
         return 'mmpretrain'
     if any('.adaptmlp.' in k or '.mlp_token_select.' in k for k in keys):
         return 'dyt'
-    if any(k.startswith('blocks.') and ('.adapter.' in k or '.dispatchers.' in k) for k in keys):
+    if any(k.startswith('blocks.') and is_dyt_param(k) for k in keys):
         return 'mmvitdyn'
     if 'patch_embed.proj.weight' in state_dict or any(k.startswith('blocks.') for k in keys):
         return 'timm'

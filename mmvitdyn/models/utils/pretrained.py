@@ -12,11 +12,8 @@ from mmengine.logging import MMLogger
 from mmengine.runner import CheckpointLoader
 from torch import nn
 
-from ..layers import Adapter, MoEAdapter, TokenDispatcher
+from ..layers import is_dyt_param
 from .checkpoint_convert import StateDict, convert_checkpoint
-
-# Modules a checkpoint of a plain ViT cannot hold; their models initialise them.
-DYT_MODULES = (Adapter, MoEAdapter, TokenDispatcher)
 
 
 @dataclass
@@ -98,15 +95,6 @@ def shape_mismatches(state_dict: StateDict, model_state: Dict[str, torch.Tensor]
     return lines
 
 
-def dyt_part_keys(model: nn.Module) -> set:
-    """State-dict keys of the model's DyT modules (adapters, dispatchers)."""
-    keys = set()
-    for name, module in model.named_modules():
-        if isinstance(module, DYT_MODULES):
-            keys.update(f'{name}.{k}' if name else k for k in module.state_dict())
-    return keys
-
-
 def load_pretrained(model: nn.Module,
                     checkpoint: str,
                     prefix: Optional[str] = None,
@@ -144,13 +132,13 @@ def load_pretrained(model: nn.Module,
         raise ValueError(f'checkpoint {checkpoint} does not fit {type(model).__name__}: '
                          f'{len(mismatches)} shape mismatch(es):\n  ' + '\n  '.join(mismatches))
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
-    dyt_keys = dyt_part_keys(model)
-    report = LoadReport(checkpoint=str(checkpoint),
-                        format=fmt,
-                        loaded=[k for k in state_dict if k in model_state],
-                        missing_dyt=[k for k in missing if k in dyt_keys],
-                        missing=[k for k in missing if k not in dyt_keys],
-                        unexpected=list(unexpected))
+    report = LoadReport(
+        checkpoint=str(checkpoint),
+        format=fmt,
+        loaded=[k for k in state_dict if k in model_state],
+        missing_dyt=[k for k in missing if is_dyt_param(k)],
+        missing=[k for k in missing if not is_dyt_param(k)],
+        unexpected=list(unexpected))
     log_report(report, type(model).__name__)
     return report
 

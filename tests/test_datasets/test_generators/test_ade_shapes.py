@@ -7,10 +7,8 @@ from mmseg.datasets import ADE20KDataset
 from mmseg.registry import DATASETS, TRANSFORMS
 from PIL import Image
 
-from mmvitdyn.datasets.generators import (ADE_SHAPES_ADE20K_INDICES,
-                                          ADE_SHAPES_CLASSES,
-                                          ADE_SHAPES_PALETTE,
-                                          generate_ade_shapes)
+from mmvitdyn.datasets.generators import (ADE_SHAPES_ADE20K_INDICES, ADE_SHAPES_CLASSES,
+                                          ADE_SHAPES_PALETTE, generate_ade_shapes)
 
 
 @pytest.fixture(scope='module')
@@ -24,10 +22,8 @@ def ade_root(tmp_path_factory):
 def test_classes_and_palette_are_ade20k_entries():
     classes = ADE20KDataset.METAINFO['classes']
     palette = ADE20KDataset.METAINFO['palette']
-    assert tuple(classes[i] for i in ADE_SHAPES_ADE20K_INDICES) == (
-        ADE_SHAPES_CLASSES)
-    assert [palette[i] for i in ADE_SHAPES_ADE20K_INDICES] == (
-        ADE_SHAPES_PALETTE)
+    assert tuple(classes[i] for i in ADE_SHAPES_ADE20K_INDICES) == (ADE_SHAPES_CLASSES)
+    assert [palette[i] for i in ADE_SHAPES_ADE20K_INDICES] == (ADE_SHAPES_PALETTE)
 
 
 def test_label_maps_hold_ade20k_values_and_borders(ade_root):

@@ -23,15 +23,7 @@ def test_writes_files_and_marker(tmp_path):
     assert generated.created and generated.counts == {'train': 2}
     assert sorted(p.name for p in out.iterdir()) == [MARKER, 'a.txt', 'b.txt']
     marker = json.loads((out / MARKER).read_text())
-    assert marker == {
-        'generator': 'toy/1',
-        'params': {
-            'n': 2
-        },
-        'counts': {
-            'train': 2
-        }
-    }
+    assert marker == {'generator': 'toy/1', 'params': {'n': 2}, 'counts': {'train': 2}}
 
 
 def test_interrupted_write_leaves_nothing(tmp_path):
@@ -56,17 +48,13 @@ def test_same_params_reuse_without_writing(tmp_path):
     assert not again.created and again.counts == {'train': 2}
 
 
-@pytest.mark.parametrize('generator, params', [('toy/2', {}),
-                                               ('toy/1', {
-                                                   'n': 3
-                                               })])
+@pytest.mark.parametrize('generator, params', [('toy/2', {}), ('toy/1', {'n': 3})])
 def test_other_set_in_the_way_raises(tmp_path, generator, params):
     out = tmp_path / 'set'
     write_atomically(str(out), 'toy/1', {}, write_two_files)
     with pytest.raises(FileExistsError, match='overwrite=True'):
         write_atomically(str(out), generator, params, write_two_files)
-    replaced = write_atomically(
-        str(out), generator, params, write_two_files, overwrite=True)
+    replaced = write_atomically(str(out), generator, params, write_two_files, overwrite=True)
     assert replaced.created
 
 

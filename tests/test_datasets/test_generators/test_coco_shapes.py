@@ -8,11 +8,9 @@ from mmdet.registry import DATASETS, METRICS
 from mmengine.registry import init_default_scope
 from pycocotools import mask as mask_utils
 
-from mmvitdyn.datasets.generators import (COCO_SHAPES_CLASSES,
-                                          COCO_SHAPES_PALETTE,
+from mmvitdyn.datasets.generators import (COCO_SHAPES_CLASSES, COCO_SHAPES_PALETTE,
                                           generate_coco_shapes)
-from mmvitdyn.datasets.generators.coco_shapes import (polygon_area,
-                                                      shape_polygon)
+from mmvitdyn.datasets.generators.coco_shapes import polygon_area, shape_polygon
 
 
 @pytest.fixture(scope='module')
@@ -25,30 +23,24 @@ def coco_root(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def val_json(coco_root):
-    return json.loads(
-        (coco_root / 'annotations' / 'instances_val2017.json').read_text())
+    return json.loads((coco_root / 'annotations' / 'instances_val2017.json').read_text())
 
 
 def test_polygons_are_inscribed_shapes():
-    square = shape_polygon('square', np.array([10., 10.]), 2**0.5,
-                           0.25 * np.pi)
-    assert np.allclose(
-        np.sort(square, axis=0), [[9, 9], [9, 9], [11, 11], [11, 11]])
+    square = shape_polygon('square', np.array([10., 10.]), 2**0.5, 0.25 * np.pi)
+    assert np.allclose(np.sort(square, axis=0), [[9, 9], [9, 9], [11, 11], [11, 11]])
     assert polygon_area(square) == pytest.approx(4, abs=0.02)
     circle = shape_polygon('circle', np.zeros(2), 10., 0.)
     assert polygon_area(circle) == pytest.approx(np.pi * 100, rel=0.01)
 
 
 def test_annotations_agree_with_their_polygons(val_json):
-    assert [c['name']
-            for c in val_json['categories']] == list(COCO_SHAPES_CLASSES)
+    assert [c['name'] for c in val_json['categories']] == list(COCO_SHAPES_CLASSES)
     size = val_json['images'][0]['height']
     for ann in val_json['annotations']:
         polygon = np.array(ann['segmentation'][0]).reshape(-1, 2)
         x, y, w, h = ann['bbox']
-        assert np.allclose([x, y, x + w, y + h],
-                           [*polygon.min(0), *polygon.max(0)],
-                           atol=0.011)
+        assert np.allclose([x, y, x + w, y + h], [*polygon.min(0), *polygon.max(0)], atol=0.011)
         assert ann['area'] == pytest.approx(polygon_area(polygon), abs=0.01)
         rle = mask_utils.frPyObjects(ann['segmentation'], size, size)
         pixels = mask_utils.area(mask_utils.merge(rle))
@@ -58,14 +50,11 @@ def test_annotations_agree_with_their_polygons(val_json):
 def test_shapes_of_an_image_do_not_overlap(val_json):
     size = val_json['images'][0]['height']
     for image in val_json['images']:
-        anns = [
-            a for a in val_json['annotations'] if a['image_id'] == image['id']
-        ]
+        anns = [a for a in val_json['annotations'] if a['image_id'] == image['id']]
         assert 1 <= len(anns) <= 4
         masks = [
             mask_utils.decode(
-                mask_utils.merge(
-                    mask_utils.frPyObjects(a['segmentation'], size, size)))
+                mask_utils.merge(mask_utils.frPyObjects(a['segmentation'], size, size)))
             for a in anns
         ]
         assert np.sum(masks, axis=0).max() == 1
@@ -92,8 +81,7 @@ def test_ground_truth_scores_full_map(coco_root, dataset_config):
     config's CocoMetric: the json, the dataset and the masks agree."""
     init_default_scope('mmdet')
     cfg = dataset_config('coco_shapes_instance', coco_root)
-    cfg.val_evaluator.ann_file = str(coco_root / 'annotations' /
-                                     'instances_val2017.json')
+    cfg.val_evaluator.ann_file = str(coco_root / 'annotations' / 'instances_val2017.json')
     val = DATASETS.build(cfg.val_dataloader.dataset)
     metric = METRICS.build(cfg.val_evaluator)
     metric.dataset_meta = val.metainfo
@@ -102,22 +90,17 @@ def test_ground_truth_scores_full_map(coco_root, dataset_config):
         height, width = info['height'], info['width']
         masks = [
             mask_utils.decode(
-                mask_utils.merge(
-                    mask_utils.frPyObjects(inst['mask'], height, width)))
+                mask_utils.merge(mask_utils.frPyObjects(inst['mask'], height, width)))
             for inst in info['instances']
         ]
         predictions = dict(
             bboxes=torch.tensor([inst['bbox'] for inst in info['instances']]),
-            labels=torch.tensor(
-                [inst['bbox_label'] for inst in info['instances']]),
+            labels=torch.tensor([inst['bbox_label'] for inst in info['instances']]),
             scores=torch.ones(len(masks)),
             masks=torch.from_numpy(np.stack(masks)).bool())
-        metric.process({}, [
-            dict(
-                img_id=info['img_id'],
-                ori_shape=(height, width),
-                pred_instances=predictions)
-        ])
+        metric.process(
+            {},
+            [dict(img_id=info['img_id'], ori_shape=(height, width), pred_instances=predictions)])
     results = metric.evaluate(len(val))
     assert results['coco/bbox_mAP'] == pytest.approx(1.0)
     assert results['coco/segm_mAP'] == pytest.approx(1.0)

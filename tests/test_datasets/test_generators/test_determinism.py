@@ -53,10 +53,7 @@ def test_cli_options_follow_the_signature(tmp_path, capsys):
 @pytest.mark.parametrize('name', sorted(GENERATORS))
 def test_cli_script(tmp_path, monkeypatch, capsys, name):
     script = REPO / GENERATORS[name].script
-    options = [
-        f'--{key.replace("_", "-")}={value}'
-        for key, value in SMALL[name].items()
-    ]
+    options = [f'--{key.replace("_", "-")}={value}' for key, value in SMALL[name].items()]
     argv = [str(script), '--out-dir', str(tmp_path / name)] + options
     monkeypatch.setattr(sys, 'argv', argv)
     runpy.run_path(str(script), run_name='__main__')
@@ -65,15 +62,9 @@ def test_cli_script(tmp_path, monkeypatch, capsys, name):
 
 def test_gen_all_writes_the_defaults(tmp_path, monkeypatch, capsys):
     script = REPO / 'tools' / 'dataset_converters' / 'gen_all.py'
-    monkeypatch.setattr(
-        sys, 'argv',
-        [str(script), '--data-dir', str(tmp_path)])
+    monkeypatch.setattr(sys, 'argv', [str(script), '--data-dir', str(tmp_path)])
     runpy.run_path(str(script), run_name='__main__')
-    counts = {
-        'digits': (1438, 359),
-        'coco_shapes': (48, 16),
-        'ade_shapes': (48, 16)
-    }
+    counts = {'digits': (1438, 359), 'coco_shapes': (48, 16), 'ade_shapes': (48, 16)}
     assert capsys.readouterr().out.splitlines() == [
         f'wrote {tmp_path / name} ({train} train, {val} val images)'
         for name, (train, val) in counts.items()

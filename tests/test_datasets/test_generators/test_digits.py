@@ -50,20 +50,15 @@ def test_custom_dataset_reads_the_split(digits_root, dataset_config):
     train = DATASETS.build(cfg.train_dataloader.dataset)
     val = DATASETS.build(cfg.val_dataloader.dataset)
     assert (len(train), len(val)) == (1438, 359)
-    assert train.metainfo['classes'] == val.metainfo[
-        'classes'] == DIGITS_CLASSES
+    assert train.metainfo['classes'] == val.metainfo['classes'] == DIGITS_CLASSES
     assert np.bincount(val.get_gt_labels()).min() >= 34
-    assert (digits_root / 'meta' /
-            'classes.txt').read_text().split() == list(DIGITS_CLASSES)
+    assert (digits_root / 'meta' / 'classes.txt').read_text().split() == list(DIGITS_CLASSES)
     sample = train[0]
     assert tuple(sample['inputs'].shape) == (3, 32, 32)
-    assert sample['data_samples'].gt_label.tolist() == [
-        train.get_gt_labels()[0]
-    ]
+    assert sample['data_samples'].gt_label.tolist() == [train.get_gt_labels()[0]]
 
 
-def test_preprocessor_statistics_are_the_train_split(digits_root,
-                                                     dataset_config):
+def test_preprocessor_statistics_are_the_train_split(digits_root, dataset_config):
     cfg = dataset_config('digits_bs32_32px', digits_root)
     pixels = np.stack([
         np.asarray(Image.open(path))[..., 0]

@@ -1,23 +1,17 @@
 import pytest
 import torch
 
-from helpers.dyt import spread_gates
+from helpers.dyt import dyt_param_names, spread_gates, trainable_names
+from helpers.models import TINY_ARCH, images, tiny
 from mmvitdyn.models import DyTViT, MoEAdapter, TokenDispatcher, ViT
+from mmvitdyn.models.layers import is_dyt_param
 
-TINY = dict(embed_dims=32, num_layers=3, num_heads=4, feedforward_channels=64)
 VARIANTS = ['mlp', 'attn', 'attn_mlp', 'layer']
 
 
 def build(model_cls=DyTViT, **kwargs):
-    torch.manual_seed(0)
-    model = model_cls(arch=TINY, img_size=32, patch_size=8, out_type='raw', **kwargs)
-    model.init_weights()
-    return model
-
-
-def images(batch=4):
-    torch.manual_seed(2)
-    return torch.randn(batch, 3, 32, 32)
+    """A tiny ``model_cls`` that returns every token."""
+    return tiny(model_cls, out_type='raw', **kwargs)
 
 
 @pytest.mark.parametrize('dispatch', VARIANTS)
@@ -79,19 +73,28 @@ def test_training_masks_are_binary_and_gradients_flow_straight_through(dispatch)
             assert param.grad is None, name
 
 
-def trainable(model):
-    return {n for n, p in model.named_parameters() if p.requires_grad}
+@pytest.mark.parametrize('dispatch,parts', [('mlp', ('mlp', )), ('attn', ('attn', )),
+                                            ('attn_mlp', ('attn', 'mlp')), ('layer', ('layer', ))])
+def test_exactly_the_adapters_and_dispatchers_train(dispatch, parts):
+    model = build(dispatch=dispatch)
+    expected = dyt_param_names(TINY_ARCH['num_layers'], parts)
+    assert trainable_names(model) == expected
+    assert len(expected) == TINY_ARCH['num_layers'] * 2 * (2 + len(parts))
+    # The single definition the loader and the converters use classifies the same set.
+    assert {name for name in model.state_dict() if is_dyt_param(name)} == expected
 
 
 def test_trainable_sets_of_the_tuning_modes():
-    dyt = build(unfreeze=['norm'])
-    assert trainable(dyt) == {n for n, _ in dyt.named_parameters()
-                              if '.adapter.' in n or '.dispatchers.' in n} | {'norm.weight', 'norm.bias'}
+    layers = TINY_ARCH['num_layers']
+    dyt = build(unfreeze=['norm', 'blocks.2.mlp.fc2'])
+    assert trainable_names(dyt) == dyt_param_names(layers) | {
+        'norm.weight', 'norm.bias', 'blocks.2.mlp.fc2.weight', 'blocks.2.mlp.fc2.bias'
+    }
     adaptformer = build(dispatch=None)
-    assert trainable(adaptformer) == {n for n, _ in adaptformer.named_parameters() if '.adapter.' in n}
+    assert trainable_names(adaptformer) == dyt_param_names(layers, dispatched=())
     full = build(dispatch=None, adapter_cfg=None, freeze_pretrained=False)
-    assert trainable(full) == {n for n, _ in full.named_parameters()}
-    assert trainable(full) == trainable(build(ViT))
+    assert trainable_names(full) == {n for n, _ in full.named_parameters()}
+    assert trainable_names(full) == trainable_names(build(ViT))
 
 
 def test_rate_loss_moves_activation_toward_target():

@@ -1,40 +1,28 @@
 import pytest
 import torch
 
+from helpers.models import tiny
 from mmvitdyn.models import ViT, resize_pos_embed
-
-TINY = dict(embed_dims=32, num_layers=3, num_heads=4, feedforward_channels=64)
-
-
-def tiny_vit(**kwargs):
-    model = ViT(arch=TINY, img_size=32, patch_size=8, **kwargs)
-    model.init_weights()
-    return model.eval()
 
 
 @pytest.mark.parametrize('out_type,shape', [('raw', (2, 17, 32)), ('cls_token', (2, 32)),
-                                            ('featmap', (2, 32, 4, 4)),
-                                            ('avg_featmap', (2, 32))])
+                                            ('featmap', (2, 32, 4, 4)), ('avg_featmap', (2, 32))])
 def test_out_types(out_type, shape):
-    outs = tiny_vit(out_type=out_type, out_indices=(0, -1))(torch.randn(2, 3, 32, 32))
+    outs = tiny(out_type=out_type, out_indices=(0, -1))(torch.randn(2, 3, 32, 32))
     assert len(outs) == 2 and all(o.shape == shape for o in outs)
 
 
 def test_outputs_are_consistent_views_of_the_same_tokens():
     x = torch.randn(2, 3, 32, 32)
-    torch.manual_seed(0)
-    raw = tiny_vit(out_type='raw')(x)[0]
-    torch.manual_seed(0)
-    featmap = tiny_vit(out_type='featmap')(x)[0]
-    torch.manual_seed(0)
-    cls = tiny_vit(out_type='cls_token')(x)[0]
+    raw = tiny(out_type='raw')(x)[0]  # the same seed: the same weights
+    featmap = tiny(out_type='featmap')(x)[0]
+    cls = tiny(out_type='cls_token')(x)[0]
     torch.testing.assert_close(cls, raw[:, 0])
     torch.testing.assert_close(featmap.flatten(2).transpose(1, 2), raw[:, 1:])
 
 
 def test_final_norm_only_on_last_block():
-    torch.manual_seed(0)
-    model = tiny_vit(out_type='raw', out_indices=(1, 2))
+    model = tiny(out_type='raw', out_indices=(1, 2))
     mid, last = model(torch.randn(1, 3, 32, 32))
     # LayerNorm without affine change: per-token mean 0 and unit variance.
     assert last.mean(-1).abs().max() < 1e-5
@@ -43,8 +31,7 @@ def test_final_norm_only_on_last_block():
 
 def test_matches_manual_forward():
     """The block structure is pre-norm attention + MLP with residuals."""
-    torch.manual_seed(0)
-    model = tiny_vit(out_type='raw')
+    model = tiny(out_type='raw')
     img = torch.randn(2, 3, 32, 32)
     x = model.patch_embed.proj(img).flatten(2).transpose(1, 2)
     x = torch.cat([model.cls_token.expand(2, -1, -1), x], 1) + model.pos_embed
@@ -58,14 +45,13 @@ def test_matches_manual_forward():
 
 
 def test_other_input_size_interpolates_pos_embed():
-    model = tiny_vit(out_type='featmap')
+    model = tiny(out_type='featmap')
     assert model(torch.randn(1, 3, 48, 64))[0].shape == (1, 32, 6, 8)
 
 
 def test_checkpoint_pos_embed_is_resized_on_load():
-    torch.manual_seed(0)
-    src = tiny_vit()
-    dst = ViT(arch=TINY, img_size=64, patch_size=8)
+    src = tiny()
+    dst = tiny(img_size=64, seed=1)
     dst.load_state_dict(src.state_dict())
     expected = resize_pos_embed(src.pos_embed.detach(), (4, 4), (8, 8))
     torch.testing.assert_close(dst.pos_embed.detach(), expected)
@@ -74,14 +60,14 @@ def test_checkpoint_pos_embed_is_resized_on_load():
 
 
 def test_gradients_reach_every_parameter():
-    model = tiny_vit().train()
+    model = tiny().train()
     # A random projection: the plain sum of a LayerNorm output is constant.
     (model(torch.randn(2, 3, 32, 32))[0] * torch.randn(2, 32)).sum().backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
 
 
 def test_layer_depth():
-    model = tiny_vit()
+    model = tiny()
     assert model.get_layer_depth('backbone.pos_embed', 'backbone.') == (0, 5)
     assert model.get_layer_depth('backbone.patch_embed.proj.weight', 'backbone.') == (0, 5)
     assert model.get_layer_depth('backbone.blocks.2.mlp.fc1.weight', 'backbone.') == (3, 5)
@@ -98,14 +84,14 @@ def test_arch_zoo_aliases():
 @pytest.mark.parametrize('kwargs,field', [
     (dict(arch='giant'), 'arch'),
     (dict(arch=dict(embed_dims=8)), 'arch'),
-    (dict(arch=TINY, out_type='tokens'), 'out_type'),
-    (dict(arch=TINY, out_indices=(5, )), 'out_indices'),
+    (dict(out_type='tokens'), 'out_type'),
+    (dict(out_indices=(5, )), 'out_indices'),
 ])
 def test_bad_arguments_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
-        ViT(img_size=32, **kwargs)
+        tiny(**kwargs)
 
 
 def test_input_not_divisible_by_patch():
     with pytest.raises(ValueError, match='patch_size=8'):
-        tiny_vit()(torch.randn(1, 3, 30, 32))
+        tiny()(torch.randn(1, 3, 30, 32))

@@ -5,16 +5,16 @@ from mmengine.config import Config
 from mmengine.registry import MODELS, init_default_scope
 from mmengine.structures import PixelData
 
-from helpers.tools import REPO
+from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG
 
-DET_CFG = REPO / 'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py'
-SEG_CFG = REPO / 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
-TASK_KEYS = {'det': {'loss_rpn_cls', 'loss_cls', 'loss_mask'},
-             'seg': {'decode.loss_ce', 'aux.loss_ce'}}
+TASK_KEYS = {
+    'det': {'loss_rpn_cls', 'loss_cls', 'loss_mask'},
+    'seg': {'decode.loss_ce', 'aux.loss_ce'}
+}
 
 
 def build(task, **options):
-    cfg = Config.fromfile(DET_CFG if task == 'det' else SEG_CFG)
+    cfg = Config.fromfile(DYT_COCO_CFG if task == 'det' else DYT_ADE_CFG)
     cfg.merge_from_dict(options)
     init_default_scope(cfg.default_scope)
     torch.manual_seed(0)
@@ -27,8 +27,12 @@ def batch(task, model):
     torch.manual_seed(1)
     if task == 'det':
         from mmdet.testing import demo_mm_inputs
-        data = demo_mm_inputs(batch_size=2, image_shapes=[(3, 128, 128)] * 2, num_items=[2, 3],
-                              num_classes=3, with_mask=True)
+        data = demo_mm_inputs(
+            batch_size=2,
+            image_shapes=[(3, 128, 128)] * 2,
+            num_items=[2, 3],
+            num_classes=3,
+            with_mask=True)
     else:
         from mmseg.structures import SegDataSample
         samples = []
@@ -36,8 +40,9 @@ def batch(task, model):
             sample = SegDataSample(metainfo=dict(img_shape=(128, 128), ori_shape=(128, 128)))
             sample.gt_sem_seg = PixelData(data=torch.randint(0, 5, (1, 128, 128)))
             samples.append(sample)
-        data = dict(inputs=[torch.randint(0, 256, (3, 128, 128), dtype=torch.uint8)] * 2,
-                    data_samples=samples)
+        data = dict(
+            inputs=[torch.randint(0, 256, (3, 128, 128), dtype=torch.uint8)] * 2,
+            data_samples=samples)
     data = model.data_preprocessor(data, True)
     return data['inputs'], data['data_samples']
 
@@ -74,9 +79,13 @@ def test_without_dispatch_nothing_is_added():
 
 
 def test_a_non_dyt_backbone_is_refused():
-    cfg = Config.fromfile(SEG_CFG)
-    cfg.model.backbone = dict(type='ViT', arch=cfg.model.backbone.arch, img_size=128,
-                              out_indices=(0, 1, 2, 3), out_type='featmap')
+    cfg = Config.fromfile(DYT_ADE_CFG)
+    cfg.model.backbone = dict(
+        type='ViT',
+        arch=cfg.model.backbone.arch,
+        img_size=128,
+        out_indices=(0, 1, 2, 3),
+        out_type='featmap')
     init_default_scope(cfg.default_scope)
     with pytest.raises(TypeError, match='DyTEncoderDecoder needs a DyT backbone.*ViT has no'):
         MODELS.build(cfg.model)

@@ -49,6 +49,6 @@ def test_decomposed_bias_matches_its_definition():
     rel_h, rel_w = torch.randn(2 * h - 1, d), torch.randn(2 * w - 1, d)
     bias = decomposed_rel_pos_bias(q, (h, w), rel_h, rel_w)
     assert bias.shape == (2, 2, h * w, h * w)
-    i, j, k, l = 2, 1, 0, 3
-    expected = q[1, 0, i * w + j] @ (rel_h[i - k + h - 1] + rel_w[j - l + w - 1])
-    torch.testing.assert_close(bias[1, 0, i * w + j, k * w + l], expected)
+    i, j, k, m = 2, 1, 0, 3  # query (i, j), key (k, m)
+    expected = q[1, 0, i * w + j] @ (rel_h[i - k + h - 1] + rel_w[j - m + w - 1])
+    torch.testing.assert_close(bias[1, 0, i * w + j, k * w + m], expected)

@@ -12,8 +12,8 @@ def test_pyramid_strides_and_channels():
                                               (2, 16, 4, 6), (2, 16, 2, 3)]
     # 4x: two transposed convolutions (32 -> 16 -> 8 channels) with norm + GELU between.
     up4 = neck.resamplers[0]
-    assert [type(m).__name__ for m in up4] == ['ConvTranspose2d', 'LayerNorm2d', 'GELU',
-                                              'ConvTranspose2d']
+    assert [type(m).__name__
+            for m in up4] == ['ConvTranspose2d', 'LayerNorm2d', 'GELU', 'ConvTranspose2d']
     assert [conv.conv.in_channels for conv in neck.lateral_convs] == [8, 16, 32, 32]
     # The extra level max-pools the last one (ViTDet's P6).
     torch.testing.assert_close(outs[4], outs[3][..., ::2, ::2])
@@ -23,8 +23,8 @@ def test_layer_norm_2d_normalises_channels():
     norm = LayerNorm2d(6, eps=1e-6)
     torch.nn.init.normal_(norm.weight)
     x = torch.randn(2, 6, 3, 4)
-    expected = torch.nn.functional.layer_norm(x.permute(0, 2, 3, 1), (6, ), norm.weight, norm.bias,
-                                              1e-6).permute(0, 3, 1, 2)
+    expected = torch.nn.functional.layer_norm(
+        x.permute(0, 2, 3, 1), (6, ), norm.weight, norm.bias, 1e-6).permute(0, 3, 1, 2)
     torch.testing.assert_close(norm(x), expected)
     centred = LayerNorm2d(6)(x)
     torch.testing.assert_close(centred.mean(1), torch.zeros(2, 3, 4), atol=1e-5, rtol=0)

@@ -1,22 +1,21 @@
 # The paper's descendant fine-tuning: AdamW, lr 5e-4 x batch / 512 (1e-3 for a
 # total batch of 1024), weight decay 0.05, 5 linear warm-up epochs, cosine
 # decay, 50 epochs. No decay on norms, biases, embeddings, nor on the FFN
-# expansion maps g ('.map_'), which start as the identity.
-optim_wrapper = dict(type='OptimWrapper',
-                     optimizer=dict(type='AdamW',
-                                    lr=5e-4 * 1024 / 512,
-                                    weight_decay=0.05,
-                                    eps=1e-8,
-                                    betas=(0.9, 0.999)),
-                     paramwise_cfg=dict(norm_decay_mult=0.0,
-                                        bias_decay_mult=0.0,
-                                        flat_decay_mult=0.0,
-                                        custom_keys={
-                                            '.cls_token': dict(decay_mult=0.0),
-                                            '.pos_embed': dict(decay_mult=0.0),
-                                            '.map_': dict(decay_mult=0.0),
-                                        }),
-                     clip_grad=dict(max_norm=5.0))
+# expansion maps g ('.map_') of tied descendants, which start as the identity.
+optim_wrapper = dict(
+    type='OptimWrapper',
+    optimizer=dict(
+        type='AdamW', lr=5e-4 * 1024 / 512, weight_decay=0.05, eps=1e-8, betas=(0.9, 0.999)),
+    paramwise_cfg=dict(
+        norm_decay_mult=0.0,
+        bias_decay_mult=0.0,
+        flat_decay_mult=0.0,
+        custom_keys={
+            '.cls_token': dict(decay_mult=0.0),
+            '.pos_embed': dict(decay_mult=0.0),
+            '.map_': dict(decay_mult=0.0),
+        }),
+    clip_grad=dict(max_norm=5.0))
 param_scheduler = [
     dict(type='LinearLR', start_factor=1e-3, by_epoch=True, end=5, convert_to_iter_based=True),
     # Decays to the end of training (train_cfg.max_epochs).

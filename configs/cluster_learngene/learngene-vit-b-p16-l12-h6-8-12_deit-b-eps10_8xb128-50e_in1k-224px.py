@@ -1,0 +1,5 @@
+# The paper's "incrementing" descendant: omega = 2, 1.5, 1 over the three
+# thirds of the depth, i.e. 6 heads in layers 0-3, 8 in layers 4-7 and 12 in
+# layers 8-11 (heads of 64).
+_base_ = ['./learngene-vit-b-p16-l12-h12_deit-b-eps10_8xb128-50e_in1k-224px.py']
+model = dict(backbone=dict(arch=dict(_delete_=True, num_layers=12, head_schedule='incrementing')))

@@ -1,0 +1,166 @@
+"""Run a trained mmvitdyn model on your own image(s), as OpenMMLab's demos do.
+
+    python demo/image_demo.py INPUT CONFIG CHECKPOINT [--out-dir DIR] [--device cpu]
+                              [--cfg-options k=v ...]
+
+INPUT is an image file or a folder of images. The task follows the config's
+``default_scope``: mmpretrain (classification), mmdet (detection and
+instance segmentation) or mmseg (semantic segmentation), each run through
+that library's Inferencer, which saves its usual picture under
+``DIR/vis/``. For a DyT model the demo also draws, per backbone forward
+(one, or one per crop under sliding-window inference), the input the
+backbone saw with the patches that skip each block part shaded red
+(``DIR/<image>_dispatch.png``, a row per forward and part), and prints each image's activation rate
+and GFLOPs (mmengine's counter; DyT parts counted at the tokens they ran).
+``DIR/summary.json`` holds the printed figures.
+"""
+import argparse
+import os
+import os.path as osp
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+import torch
+from mmengine.config import DictAction
+
+from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter, TensorForward,
+                               count_flops, part_rates)
+from mmvitdyn.apis import build_inferencer
+from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.utils import dump_json_atomically
+from mmvitdyn.visualization import SkipView, plot_skip_map
+
+IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff')
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description='Inference on images with a trained model')
+    parser.add_argument('input', help='an image file or a folder of images')
+    parser.add_argument('config', help='config file of the model')
+    parser.add_argument('checkpoint', help='trained weights')
+    parser.add_argument('--out-dir', default='work_dirs/image_demo', help='where pictures go')
+    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    parser.add_argument(
+        '--cfg-options', nargs='+', action=DictAction, help='override config entries')
+    add_trust_argument(parser)
+    return parser, parser.parse_args(argv)
+
+
+def list_images(path: str) -> List[str]:
+    if osp.isfile(path):
+        return [path]
+    if osp.isdir(path):
+        images = sorted(str(p) for p in Path(path).rglob('*') if p.suffix.lower() in IMAGE_SUFFIXES)
+        if images:
+            return images
+        raise SetupError(f'input {path!r} holds no image files ({", ".join(IMAGE_SUFFIXES)})')
+    raise SetupError(f'input {path!r} is neither an image file nor a folder')
+
+
+def run_inferencer(scope: str, inferencer, image: str, out_dir: str):
+    """``(prediction text, picture path)``: one image through the task's inferencer."""
+    name = osp.basename(image)
+    if scope == 'mmpretrain':
+        os.makedirs(osp.join(out_dir, 'vis'), exist_ok=True)  # mmpretrain makes one level only
+        result = inferencer(image, show_dir=osp.join(out_dir, 'vis'), resize=224)[0]
+        text = f'{result["pred_class"]} ({result["pred_score"]:.2f})'
+        return text, osp.join(out_dir, 'vis', Path(image).stem + '.png')
+    result = inferencer(image, out_dir=out_dir)
+    classes = inferencer.model.dataset_meta['classes']
+    pred = result['predictions'][0] if scope == 'mmdet' else result['predictions']
+    if scope == 'mmdet':
+        kept = [
+            classes[label] for label, score in zip(pred['labels'], pred['scores']) if score >= 0.3
+        ]
+        text = f'{len(kept)} objects (score >= 0.3)' + ''.join(f', {name} x{kept.count(name)}'
+                                                               for name in sorted(set(kept)))
+    else:
+        labels, counts = np.unique(np.asarray(pred), return_counts=True)
+        shares = sorted(zip(counts / counts.sum(), labels), reverse=True)
+        text = ', '.join(f'{classes[label]} {share:.0%}' for share, label in shares[:3])
+    return text, osp.join(out_dir, 'vis', name)
+
+
+def seen_image(model, inputs: torch.Tensor) -> np.ndarray:
+    """One backbone input (3, H, W) as the RGB uint8 image it was before normalising."""
+    preprocessor = model.data_preprocessor
+    if getattr(preprocessor, '_enable_normalize', False):
+        inputs = inputs * preprocessor.std.cpu() + preprocessor.mean.cpu()
+    image = inputs.clamp(0, 255).byte().permute(1, 2, 0).numpy()
+    # Loaded images are BGR; the preprocessor flips them when its config says so.
+    return image if getattr(preprocessor, '_channel_conversion', False) else image[..., ::-1]
+
+
+class FlopCounts:
+    """FLOPs of one backbone forward, with the count traced once per input size."""
+
+    def __init__(self, model):
+        self.model = TensorForward(model)
+        self.counters: Dict[tuple, object] = {}
+
+    def __call__(self, forward: BackboneForward) -> float:
+        key = tuple(forward.inputs.shape[1:])
+        example = forward.inputs[:1]
+        if key not in self.counters:
+            self.counters[key] = (
+                DyTFlopCounter(self.model, example) if forward.masks else count_flops(
+                    self.model, example))
+        counter = self.counters[key]
+        return float(counter(forward.masks).sum()) if forward.masks else float(counter)
+
+
+def main(argv=None):
+    parser, args = parse_args(argv)
+    try:
+        images = list_images(args.input)
+        if not osp.isfile(args.checkpoint):
+            raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
+        cfg = load_config(args.config, args.cfg_options)
+        inferencer = build_inferencer(cfg, args.checkpoint, args.device)
+    except SetupError as err:
+        parser.error(str(err))
+    model, scope = inferencer.model, cfg.default_scope
+    backbone = model.backbone
+    flop_counts = FlopCounts(model)
+    rows = []
+    for image in images:
+        with torch.no_grad(), BackboneRecorder(backbone) as forwards:
+            prediction, picture = run_inferencer(scope, inferencer, image, args.out_dir)
+        with torch.no_grad():
+            gflops = sum(flop_counts(forward) for forward in forwards) / 1e9
+        row = dict(
+            image=image,
+            prediction=prediction,
+            gflops=gflops,
+            backbone_forwards=len(forwards),
+            pictures=[picture])
+        if forwards[0].masks:
+            rates = torch.cat([part_rates(f.masks)[1] for f in forwards], dim=1)
+            row['activation_rate'] = float(rates.mean())
+            views = [
+                SkipView(
+                    seen_image(model, forward.inputs[0]), [{
+                        part: m[0]
+                        for part, m in block.items()
+                    } for block in forward.masks],
+                    tuple(s // backbone.patch_size for s in forward.inputs.shape[2:]),
+                    f'crop {k}' if len(forwards) > 1 else '') for k, forward in enumerate(forwards)
+            ]
+            out_file = osp.join(args.out_dir, f'{Path(image).stem}_dispatch.png')
+            plot_skip_map(views, backbone.patch_size, Path(image).stem, out_file)
+            row['pictures'].append(out_file)
+        rows.append(row)
+    print(f'\n{"image":<28} {"act. rate":>9} {"GFLOPs":>9}  prediction')
+    for row in rows:
+        rate = row.get('activation_rate')
+        print(f'{osp.basename(row["image"]):<28} {"-" if rate is None else f"{rate:.4f}":>9} '
+              f'{row["gflops"]:>9.4f}  {row["prediction"]}')
+    summary = osp.join(args.out_dir, 'summary.json')
+    dump_json_atomically(dict(config=args.config, checkpoint=args.checkpoint, images=rows), summary)
+    print('\nPictures:\n' + '\n'.join(f'  {p}' for row in rows for p in row['pictures']))
+    print(f'Figures: {summary}')
+
+
+if __name__ == '__main__':
+    main()

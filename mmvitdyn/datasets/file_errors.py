@@ -1,0 +1,92 @@
+"""Data sets whose errors name the unreadable file.
+
+OpenMMLab's data sets report a corrupt file without naming it: mmdet's
+``CocoDataset`` raises pycocotools' ``JSONDecodeError`` for a malformed
+annotation file, mmseg's ``LoadAnnotations`` a Pillow ``OSError`` (or
+``'NoneType' object has no attribute 'squeeze'``) for a corrupt label map,
+mmcv's ``LoadImageFromFile`` OpenCV's ``!buf.empty()`` for an empty image.
+:class:`NameFilesOnError` wraps a data set's two reading steps and, when one
+fails because of a file, raises :class:`DataFileError` naming it; other
+errors pass through unchanged. The configs of the generated and the real
+data sets use the registered subclasses below.
+"""
+from typing import Optional
+
+import mmcv
+from mmdet.datasets import CocoDataset
+from mmengine import fileio
+from mmengine.registry import DATASETS
+from mmpretrain.datasets import CustomDataset
+from mmseg.datasets import ADE20KDataset
+
+# The per-sample files of mmpretrain, mmdet and mmseg data infos.
+FILE_KEYS = ('img_path', 'seg_map_path')
+
+
+class DataFileError(ValueError):
+    """A data set's annotation file, image or label map cannot be read."""
+
+
+def image_file_problem(path: str) -> Optional[str]:
+    """Why ``path`` is not a readable image (for OpenCV and Pillow), or None."""
+    try:
+        data = fileio.get(path)
+    except OSError as err:
+        return f'{type(err).__name__}: {err}'
+    if not data:
+        return 'the file is empty'
+    for backend in ('cv2', 'pillow'):
+        try:
+            if mmcv.imfrombytes(data, flag='unchanged', backend=backend) is None:
+                return f'{backend} cannot decode its {len(data)} bytes'
+        except Exception as err:  # decoders raise many types for corrupt data
+            return f'{backend}: {type(err).__name__}: {err}'.strip()
+    return None
+
+
+class NameFilesOnError:
+    """Mixin for mmengine ``BaseDataset`` subclasses (put it first).
+
+    - ``load_data_list``: an error while reading ``ann_file`` becomes a
+      :class:`DataFileError` naming the file and the original error.
+    - ``prepare_data``: when the pipeline fails, the sample's files
+      (``img_path``, ``seg_map_path``) are decoded; the first that cannot be
+      is named in a :class:`DataFileError`. If all decode, the pipeline's
+      error is re-raised unchanged.
+    """
+
+    def load_data_list(self):
+        try:
+            return super().load_data_list()
+        except Exception as err:
+            if not self.ann_file:
+                raise
+            raise DataFileError(f'annotation file {self.ann_file} cannot be loaded: '
+                                f'{type(err).__name__}: {err}') from err
+
+    def prepare_data(self, idx: int):
+        try:
+            return super().prepare_data(idx)
+        except Exception as err:
+            info = self.get_data_info(idx)
+            for key in FILE_KEYS:
+                path = info.get(key)
+                problem = image_file_problem(path) if isinstance(path, str) else None
+                if problem:
+                    raise DataFileError(f'{key} {path} cannot be read: {problem}') from err
+            raise
+
+
+@DATASETS.register_module()
+class FileCheckedCustomDataset(NameFilesOnError, CustomDataset):
+    """mmpretrain's ``CustomDataset`` whose errors name unreadable files."""
+
+
+@DATASETS.register_module()
+class FileCheckedCocoDataset(NameFilesOnError, CocoDataset):
+    """mmdet's ``CocoDataset`` whose errors name unreadable files."""
+
+
+@DATASETS.register_module()
+class FileCheckedADE20KDataset(NameFilesOnError, ADE20KDataset):
+    """mmseg's ``ADE20KDataset`` whose errors name unreadable files."""

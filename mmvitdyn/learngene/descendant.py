@@ -1,0 +1,402 @@
+"""Cluster-Learngene descendants: ViT backbones initialised from a learngene.
+
+They live with the learngene code (which they read) and build on the
+backbones of :mod:`mmvitdyn.models`; the models never import this package.
+The paper's learngene baselines are initialisation modes of the same class
+(``init_mode``), each reading its own kind of learngene file.
+"""
+from typing import Dict, Optional, Tuple, Union
+
+import torch
+from mmengine.logging import MMLogger
+from mmengine.registry import MODELS
+from torch import nn
+
+from ..models.backbones import DyTViT, ViT
+from ..models.layers import (FFN_PARAMS, ExpandedMlp, FFNExpansion, heads_are_shared,
+                             resize_pos_embed, share_heads, unshare_heads)
+from .artefact import FFN_KEYS, Learngene
+from .block_learngene import BlockLearngene
+from .fields import require
+from .inheritance import (DescendantPlan, copy_into, heads_per_layer, inherit_attention,
+                          plan_descendant, plan_whole_layers)
+from .tleg import TLEGLearngene
+
+DESCENDANT_ARCH_KEYS = {
+    'embed_dims', 'num_layers', 'num_heads', 'omega', 'head_schedule', 'feedforward_channels'
+}
+# init_mode -> the learngene file it reads.
+INIT_MODES = {
+    'cluster': Learngene,
+    'heuristic': BlockLearngene,
+    'auto': BlockLearngene,
+    'tleg': TLEGLearngene,
+}
+AnyLearngene = Union[Learngene, BlockLearngene, TLEGLearngene]
+
+
+@MODELS.register_module()
+class LearngeneViT(ViT):
+    """A descendant ViT of Cluster-Learngene, built from a learngene file.
+
+    The token width, head width, FFN width and patch size are the
+    ancestry's (read from the learngene); the depth and the heads per layer
+    are the descendant's. In :meth:`init_weights` it inherits the learngene
+    by priority weight-sharing (see :mod:`mmvitdyn.learngene.inheritance`),
+    unless ``init_cfg`` loads a checkpoint (a trained descendant). Its blocks
+    are the ViT's (or a subclass's) blocks with heads, shared heads and FFNs
+    adjusted in :meth:`build_block`, so e.g. ``class X(LearngeneViT,
+    DyTViT)`` composes. The From-Scratch baseline of a descendant is a plain
+    :class:`ViT` of the same shape, not this class.
+
+    The structure is rebuilt from the learngene file's metadata (tensors are
+    only read when inheriting) and saved as the ``learngene_layout`` buffer:
+    loading a checkpoint built from a learngene with other FFN groups, heads,
+    sharing or depth raises instead of silently dropping weights.
+
+    ``init_mode`` selects how it is initialised, from which learngene file:
+
+    - ``'cluster'`` (Cluster-Learngene): a learngene of
+      ``tools/learngene/build_learngene.py``, inherited as described above.
+    - ``'heuristic'`` / ``'auto'`` (Heuristic- / Auto-Learngene): a block
+      learngene (the ancestry's last three / first six blocks, see
+      :mod:`mmvitdyn.learngene.block_learngene`); its blocks go whole to the
+      descendant's last / first layers, the rest starts random.
+    - ``'tleg'`` (TLEG): theta_A and theta_B of a trained Aux-Net; layer l
+      starts as theta_A + l / (L - 1) theta_B (see
+      :mod:`mmvitdyn.learngene.tleg`).
+
+    In the baseline modes only the blocks are inherited (the embeddings, final
+    norm and classifier start random), every layer has the learngene's heads,
+    and nothing is shared (``ffn_sharing`` and ``tie_heads`` have no effect).
+
+    Args:
+        learngene (str): Path of the learngene file.
+        arch (dict): The descendant: ``num_layers`` (default: the
+            ancestry's) and one of ``num_heads`` (int or one per layer),
+            ``omega`` (H_a / H_d, one or per layer), ``head_schedule=
+            'incrementing'|'decrementing'`` (the paper's: omega 2 / 1.5 / 1
+            over the thirds of the depth, or reversed) or ``num_heads=(low,
+            high)`` with ``head_schedule='linear-incrementing'|
+            'linear-decrementing'``; default: the ancestry's heads.
+            ``embed_dims`` and ``feedforward_channels`` may be given but
+            must equal the ancestry's.
+        ffn_sharing (str): How the layers of an FFN group share its FFN W:
+            'tied' (one W and the learnable map g, W_t = g_t(W), for the whole
+            training) or 'independent' (the public code's training: every
+            layer's FFN starts as W, materialised at step 0, and trains on
+            its own; also the layout after :meth:`materialize`). Defaults
+            to 'tied'.
+        tie_heads (bool): Heads given the same centroid stay one parameter
+            for the whole training (see :func:`share_heads`). Defaults to
+            False (independent copies, as in the paper).
+        init_mode (str): 'cluster', 'heuristic', 'auto' or 'tleg' (see
+            above). Defaults to 'cluster'.
+        patch_size (int, optional): Must be the ancestry's; defaults to it.
+        qkv_bias (bool, optional): Defaults to the ancestry's.
+        **kwargs: Other arguments of :class:`ViT` (``img_size``,
+            ``out_type``, ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...).
+    """
+
+    def __init__(self,
+                 learngene: str,
+                 arch: dict = dict(),
+                 ffn_sharing: str = 'tied',
+                 tie_heads: bool = False,
+                 init_mode: str = 'cluster',
+                 patch_size: Optional[int] = None,
+                 qkv_bias: Optional[bool] = None,
+                 **kwargs):
+        meta = self._load_learngene(learngene, init_mode, mmap=True)
+        ancestry = meta.ancestry
+        arch = self._descendant_arch(arch, ancestry, learngene)
+        if patch_size is not None and patch_size != ancestry['patch_size']:
+            raise ValueError(f"patch_size={patch_size} differs from the learngene's patch size "
+                             f"{ancestry['patch_size']} ({learngene})")
+        self.learngene_path = learngene
+        self.init_mode = init_mode
+        self.head_dim = ancestry['head_dim']
+        if init_mode == 'cluster':
+            self.plan: DescendantPlan = plan_descendant(meta, arch['heads'], ffn_sharing, tie_heads)
+        else:
+            wrong = {h for h in arch['heads'] if h != ancestry['num_heads']}
+            if wrong:
+                raise ValueError(
+                    f"init_mode={init_mode!r} inherits whole layers of {ancestry['num_heads']} "
+                    f"heads; arch gives layers of {sorted(wrong)} heads (keep the learngene's)")
+            if qkv_bias is not None and qkv_bias != ancestry['qkv_bias']:
+                raise ValueError(f'qkv_bias={qkv_bias} differs from the learngene\'s layers '
+                                 f"(qkv_bias={ancestry['qkv_bias']}) in init_mode={init_mode!r}")
+            self.plan = plan_whole_layers(meta.sources(arch['num_layers']), arch['heads'])
+        self._building: Dict[int, FFNExpansion] = {}
+        super().__init__(
+            arch=dict(
+                embed_dims=arch['embed_dims'],
+                num_layers=arch['num_layers'],
+                num_heads=max(arch['heads']),
+                feedforward_channels=arch['feedforward_channels']),
+            patch_size=ancestry['patch_size'],
+            qkv_bias=ancestry['qkv_bias'] if qkv_bias is None else qkv_bias,
+            **kwargs)
+        del self._building
+        # Deployed tensor name -> size, for what the learngene initialised.
+        self.inherited: Dict[str, int] = {}
+        self.register_buffer('learngene_layout', self.plan.layout())
+        self._register_load_state_dict_pre_hook(self._on_load_state_dict)
+
+    @property
+    def ffn_sharing(self) -> str:
+        return self.plan.ffn_sharing
+
+    @property
+    def tie_heads(self) -> bool:
+        return self.plan.tie_heads
+
+    @staticmethod
+    def _load_learngene(path: str, init_mode: str, mmap: bool = False) -> AnyLearngene:
+        """The learngene of ``init_mode`` read from ``path``."""
+        if init_mode not in INIT_MODES:
+            raise ValueError(f'init_mode={init_mode!r} is not one of {list(INIT_MODES)}')
+        learngene = INIT_MODES[init_mode].load(path, mmap=mmap)
+        if init_mode != 'cluster' and learngene.method != init_mode:
+            raise ValueError(f"init_mode={init_mode!r} needs a {init_mode} learngene; {path} is "
+                             f"the {learngene.method} learngene")
+        return learngene
+
+    @staticmethod
+    def _descendant_arch(arch: dict, ancestry: dict, source: str) -> dict:
+        if not isinstance(arch, dict):
+            raise ValueError(f'arch must be a dict with keys from {sorted(DESCENDANT_ARCH_KEYS)}, '
+                             f'got {arch!r}')
+        unknown = set(arch) - DESCENDANT_ARCH_KEYS
+        if unknown:
+            raise ValueError(f'arch has unknown keys {sorted(unknown)}; allowed: '
+                             f'{sorted(DESCENDANT_ARCH_KEYS)}')
+        for key, what in (('embed_dims', 'embed dim'), ('feedforward_channels', 'FFN width')):
+            if key in arch and arch[key] != ancestry[key]:
+                raise ValueError(f"arch.{key}={arch[key]} differs from the learngene's {what} "
+                                 f'{ancestry[key]} ({source}); descendants keep the ancestry\'s '
+                                 'widths and differ in heads and depth')
+        num_layers = arch.get('num_layers', ancestry['num_layers'])
+        heads = heads_per_layer(num_layers, ancestry['num_heads'], arch.get('num_heads'),
+                                arch.get('omega'), arch.get('head_schedule'))
+        return dict(
+            embed_dims=ancestry['embed_dims'],
+            num_layers=num_layers,
+            heads=heads,
+            feedforward_channels=ancestry['feedforward_channels'])
+
+    def build_block(self, index: int, **kwargs) -> nn.Module:
+        """The parent's block with this layer's heads (of the ancestry's
+        width), shared heads tied (``tie_heads``) and, inside a tied FFN run,
+        the run's shared FFN."""
+        kwargs.update(num_heads=self.plan.heads[index], head_dim=self.head_dim)
+        block = super().build_block(index, **kwargs)
+        if self.plan.shares_heads(index):
+            share_heads(block.attn, self.plan.assignments[index])
+        run_index, run, position = self.plan.run_of(index)
+        if self.plan.is_expanded(run):
+            if position == 0:
+                self._building[run_index] = FFNExpansion(kwargs['dim'], kwargs['mlp_hidden_dim'],
+                                                         len(run.layers))
+            block.mlp = ExpandedMlp(
+                self._building[run_index], position, kwargs.get('drop', 0.), owner=position == 0)
+        return block
+
+    def _loads_checkpoint(self) -> bool:
+        return isinstance(self.init_cfg, dict) and self.init_cfg.get('type') == 'Pretrained'
+
+    def init_weights(self):
+        """Random init (or the ``init_cfg`` checkpoint), then, unless a
+        checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
+        super().init_weights()
+        if not self._loads_checkpoint():
+            self.inherit_from(self._load_learngene(self.learngene_path, self.init_mode))
+        counts = self.parameter_counts()
+        MMLogger.get_current_instance().info(
+            f'{type(self).__name__} ({self.init_mode}) from {self.learngene_path}: heads per layer '
+            f'{self.plan.heads}, learngene layers {self.plan.sources}, FFN sharing '
+            f'{self.ffn_sharing}, tied heads {self.tie_heads}; T-Params '
+            f"{counts['t_params'] / 1e6:.3f}M, I-Params {counts['i_params'] / 1e6:.3f}M, "
+            f"trainable {counts['trainable'] / 1e6:.3f}M")
+
+    @torch.no_grad()
+    def inherit_from(self, learngene: AnyLearngene) -> None:
+        """Copy the learngene into this descendant (priority weight-sharing,
+        or the whole layers of a baseline's learngene) and record in
+        :attr:`inherited` every deployed tensor it set.
+
+        Raises:
+            ValueError: The learngene lacks or mis-shapes something this
+                descendant needs (named), or has other centroid counts or
+                FFN groups than the one it was built from; nothing is then
+                counted as inherited.
+        """
+        learngene.validate()
+        if self.init_mode == 'cluster':
+            self.inherited = self._inherit_clusters(learngene)
+        else:
+            self.inherited = self._inherit_layers(learngene)
+
+    def _inherit_layers(self, learngene: Union[BlockLearngene, TLEGLearngene]) -> Dict[str, int]:
+        """Whole layers: each block's tensors from the learngene's layer state."""
+        sources = [-1 if s is None else s for s in learngene.sources(len(self.blocks))]
+        if type(learngene) is not INIT_MODES[self.init_mode] or sources != self.plan.sources:
+            raise ValueError(f'this {type(self).__name__} ({self.init_mode}) was built with '
+                             f'learngene layers {self.plan.sources}; the learngene given '
+                             f'({type(learngene).__name__}) gives {sources}')
+        inherited: Dict[str, int] = {}
+        for index, (block,
+                    state) in enumerate(zip(self.blocks, learngene.layer_states(len(self.blocks)))):
+            if state is None:
+                continue
+            for key, value in state.items():
+                owner, _, leaf = key.rpartition('.')
+                name = f'blocks.{index}.{key}'
+                copy_into(block.get_submodule(owner), leaf, value, name)
+                inherited[name] = value.numel()
+        return inherited
+
+    def _inherit_clusters(self, learngene: Learngene) -> Dict[str, int]:
+        """Priority weight-sharing from a Cluster-Learngene learngene."""
+        plan = plan_descendant(learngene, self.plan.heads, self.ffn_sharing, self.tie_heads)
+        if plan != self.plan:
+            raise ValueError(
+                f'this {type(self).__name__} was built from {self.learngene_path} '
+                f'(centroids per layer {self.plan.assignments}, FFN runs {self.plan.runs}); the '
+                f'learngene given assigns {plan.assignments} and runs {plan.runs}')
+        inherited: Dict[str, int] = {}
+
+        def put(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:
+            copy_into(module, name, value, label)
+            inherited[label] = getattr(module, name).numel()
+
+        for key, _ in self.named_parameters():
+            if key in ('cls_token', 'pos_embed') or key.startswith('patch_embed.'):
+                value = require(learngene.embeddings, key, 'embeddings')
+                if key == 'pos_embed':
+                    value = resize_pos_embed(value, tuple(learngene.ancestry['patch_resolution']),
+                                             self.patch_resolution, self.num_extra_tokens,
+                                             self.interpolate_mode)
+                owner, _, leaf = key.rpartition('.')
+                put(self.get_submodule(owner), leaf, value, key)
+        if learngene.final_norm and self.final_norm:
+            for key, _ in list(self.norm.named_parameters()):
+                put(self.norm, key, require(learngene.final_norm, key, 'final_norm'), f'norm.{key}')
+        for index, block in enumerate(self.blocks):
+            source = self.plan.sources[index]
+            layer = learngene.layers[source]
+            prefix = f'blocks.{index}'
+            written = inherit_attention(block.attn, layer, self.plan.assignments[index],
+                                        f'{prefix}.attn')
+            inherited.update({f'{prefix}.attn.{name}': size for name, size in written.items()})
+            for norm in ('norm1', 'norm2'):
+                module = getattr(block, norm)
+                for key, _ in list(module.named_parameters()):
+                    put(module, key, require(getattr(layer, norm), key, f'layers[{source}].{norm}'),
+                        f'{prefix}.{norm}.{key}')
+            _, run, position = self.plan.run_of(index)
+            weights = learngene.ffn_groups[run.group].weights
+            if isinstance(block.mlp, ExpandedMlp):
+                if position == 0:
+                    block.mlp.source.load_ffn(weights)
+                    block.mlp.source.reset_map()
+                inherited.update({f'{prefix}.mlp.{key}': weights[key].numel() for key in FFN_KEYS})
+            else:
+                for key in FFN_KEYS:
+                    linear, _, leaf = key.rpartition('.')
+                    put(block.mlp.get_submodule(linear), leaf, weights[key], f'{prefix}.mlp.{key}')
+        return inherited
+
+    @torch.no_grad()
+    def materialize(self) -> 'LearngeneViT':
+        """Make every tensor a plain parameter for export and inference: each
+        tied FFN becomes a plain FFN holding its current W_t, tied heads
+        become independent heads holding their current values. Outputs are
+        unchanged; the result loads into a descendant built with
+        ``ffn_sharing='independent', tie_heads=False``."""
+        blocks = [b for b in self.blocks if isinstance(b.mlp, ExpandedMlp)]
+        plain = [b.mlp.materialize() for b in blocks]
+        for block, mlp in zip(blocks, plain):
+            block.mlp = mlp
+        for block in self.blocks:
+            if heads_are_shared(block.attn):
+                unshare_heads(block.attn)
+        self.plan.ffn_sharing, self.plan.tie_heads = 'independent', False
+        self.learngene_layout.copy_(self.plan.layout())
+        return self
+
+    def deployed_parameters(self) -> Dict[str, Tuple[str, int]]:
+        """Every tensor of the deployed (materialised) descendant.
+
+        Returns:
+            dict[str, tuple[str, int]]: Deployed name (as after
+            :meth:`materialize`) -> (the parameter that holds it, its size).
+            A tied FFN run's W appears once per layer; its map g, which
+            exists only while training, not at all.
+        """
+        deployed = {}
+        for name, param in self.named_parameters():
+            if '.mlp.expansion.' in name:
+                continue
+            if '.parametrizations.' in name:  # tied heads: the full (H-head) tensor
+                owner, _, rest = name.partition('.parametrizations.')
+                tensor = rest.split('.')[0]
+                deployed[f'{owner}.{tensor}'] = (name, getattr(self.get_submodule(owner),
+                                                               tensor).numel())
+            else:
+                deployed[name] = (name, param.numel())
+        for index, block in enumerate(self.blocks):
+            if isinstance(block.mlp, ExpandedMlp):
+                owner = f'blocks.{index - block.mlp.position}.mlp.expansion'
+                for key, attr in FFN_PARAMS.items():
+                    deployed[f'blocks.{index}.mlp.{key}'] = (f'{owner}.{attr}',
+                                                             getattr(block.mlp.source,
+                                                                     attr).numel())
+        return deployed
+
+    def parameter_counts(self) -> Dict[str, int]:
+        """The paper's counts, for this backbone.
+
+        Returns:
+            dict[str, int]: ``t_params``: parameters of the descendant as
+            trained and deployed, every layer's FFN and every head counted
+            (the size after :meth:`materialize`); ``i_params``: those of
+            them set from the learngene (0 for a descendant loaded from its
+            own checkpoint); ``trainable``: the free parameters the optimiser
+            updates (fewer than ``t_params`` with tied FFNs or heads; the
+            maps g included).
+        """
+        return dict(
+            t_params=sum(size for _, size in self.deployed_parameters().values()),
+            i_params=sum(self.inherited.values()),
+            trainable=sum(p.numel() for p in self.parameters() if p.requires_grad))
+
+    def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
+        """Load-state-dict pre-hook: refuse a checkpoint of another structure;
+        loaded tensors no longer count as inherited."""
+        saved = state_dict.get(prefix + 'learngene_layout')
+        if saved is not None and not torch.equal(saved.cpu(), self.learngene_layout.cpu()):
+            raise ValueError(
+                'the checkpoint was trained as a different descendant than this '
+                f'{type(self).__name__} builds from {self.learngene_path}. Layout rows are '
+                '(learngene layer, heads, tied FFN run or -1, position, distinct head parameters):'
+                f'\n  checkpoint: {saved.tolist()}\n  model:      '
+                f'{self.learngene_layout.tolist()}\nUse the learngene (or arch / ffn_sharing / '
+                'tie_heads) the checkpoint was trained with.')
+        holders = self.deployed_parameters()
+        self.inherited = {
+            name: size
+            for name, size in self.inherited.items() if prefix + holders[name][0] not in state_dict
+        }
+
+
+@MODELS.register_module()
+class DyTLearngeneViT(LearngeneViT, DyTViT):
+    """A descendant initialised from a learngene whose blocks are DyT blocks.
+
+    ``LearngeneViT`` shapes the blocks (heads per layer, shared FFNs and
+    heads) and inherits the weights; ``DyTViT`` adds adapters and token
+    dispatchers and, with ``freeze_pretrained=True``, trains only them.
+    Arguments are those of both classes.
+    """

@@ -1,0 +1,81 @@
+"""Swin's window attention with a head width of its own.
+
+mmpretrain's ``WindowMSA`` splits the token width C into its heads (head
+width C / H). A Cluster-Learngene descendant of a Swin keeps the ancestry's
+head width D with fewer heads, so its inner width H * D is not C:
+:class:`HeadWidthWindowMSA` is ``WindowMSA`` with ``qkv`` (C -> 3HD) and
+``proj`` (HD -> C) of that width; with D = C / H it computes what
+``WindowMSA`` computes. :func:`window_attention_probs` is the attention of
+both, for whoever needs the probabilities (e.g. the mean attention distance).
+"""
+from typing import Optional, Tuple
+
+import torch
+from mmpretrain.models.utils import WindowMSA
+from torch import nn
+
+
+def window_attention_probs(
+        msa: nn.Module,
+        x: torch.Tensor,
+        mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Softmax attention of a (``HeadWidth``)``WindowMSA`` and its values.
+
+    Args:
+        msa (nn.Module): ``qkv``, ``num_heads``, ``scale``, ``window_size``,
+            ``relative_position_bias_table`` ((2Wh-1)(2Ww-1), H) and
+            ``relative_position_index``.
+        x (Tensor): (nW * B, N, C) window tokens, N = Wh * Ww.
+        mask (Tensor, optional): (nW, N, N) shifted-window mask (0 or very
+            negative).
+
+    Returns:
+        tuple[Tensor, Tensor]: probabilities (nW * B, H, N, N) and values
+        (nW * B, H, N, D).
+    """
+    b, n, _ = x.shape
+    h = msa.num_heads
+    q, k, v = msa.qkv(x).reshape(b, n, 3, h, -1).permute(2, 0, 3, 1, 4)
+    attn = (q * msa.scale) @ k.transpose(-2, -1)
+    bias = msa.relative_position_bias_table[msa.relative_position_index.view(-1)]
+    attn = attn + bias.view(n, n, h).permute(2, 0, 1).unsqueeze(0)
+    if mask is not None:
+        windows = mask.shape[0]
+        attn = (attn.view(b // windows, windows, h, n, n) + mask[None, :, None]).view(b, h, n, n)
+    return attn.softmax(dim=-1), v
+
+
+class HeadWidthWindowMSA(WindowMSA):
+    """``WindowMSA`` with ``num_heads`` heads of ``head_dim`` each.
+
+    Args:
+        embed_dims (int): Token width C.
+        window_size (tuple[int]): (Wh, Ww).
+        num_heads (int): Heads H.
+        head_dim (int): Width D of a head; q/k/v are 3HD wide.
+        qkv_bias, qk_scale, attn_drop, proj_drop, init_cfg: As ``WindowMSA``
+            (the default scale is D ** -0.5).
+    """
+
+    def __init__(self,
+                 embed_dims: int,
+                 window_size: Tuple[int, int],
+                 num_heads: int,
+                 head_dim: int,
+                 qkv_bias: bool = True,
+                 qk_scale: Optional[float] = None,
+                 attn_drop: float = 0.,
+                 proj_drop: float = 0.,
+                 init_cfg: Optional[dict] = None):
+        super().__init__(embed_dims, window_size, num_heads, qkv_bias, qk_scale, attn_drop,
+                         proj_drop, init_cfg)
+        self.head_dim = head_dim
+        self.scale = qk_scale or head_dim**-0.5
+        self.qkv = nn.Linear(embed_dims, 3 * num_heads * head_dim, bias=qkv_bias)
+        self.proj = nn.Linear(num_heads * head_dim, embed_dims)
+
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """(nW * B, N, C) -> (nW * B, N, C); ``mask`` as in ``WindowMSA``."""
+        attn, v = window_attention_probs(self, x, mask)
+        x = (self.attn_drop(attn) @ v).transpose(1, 2).reshape(x.shape[0], x.shape[1], -1)
+        return self.proj_drop(self.proj(x))

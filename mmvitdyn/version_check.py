@@ -1,0 +1,79 @@
+"""The torch, mmcv and mmengine versions mmvitdyn supports, checked at import.
+
+As mmdet and mmseg do for mmcv: importing this module (``mmvitdyn`` imports
+it first) stops on an unsupported version with one message naming what is
+installed and what is supported, instead of an attribute error deep inside a
+forward pass. The ranges are those of ``requirements/torch.txt`` and
+``requirements/runtime.txt`` (a test keeps them equal), where the reason for
+each lower bound is given.
+"""
+import importlib
+from typing import Dict, Optional
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .version import __version__
+
+SUPPORTED = {
+    'torch': '>=2.1',
+    'mmcv': '>=2.0.0,<2.2.0',
+    'mmengine': '>=0.8.3,<1.0.0',
+}
+
+
+def installed_versions() -> Dict[str, Optional[str]]:
+    """``__version__`` of each package in :data:`SUPPORTED`; None if it does not import."""
+    versions = {}
+    for name in SUPPORTED:
+        try:
+            versions[name] = importlib.import_module(name).__version__
+        except ImportError:
+            versions[name] = None
+    return versions
+
+
+def _supported(version: str, spec: str) -> bool:
+    """Pre-releases and local builds count as their release (``2.1.0a0+git4136153``
+    is 2.1.0), as NVIDIA's and nightly torch builds are named."""
+    try:
+        release = Version(version).release
+    except InvalidVersion:
+        return False
+    return SpecifierSet(spec).contains('.'.join(map(str, release)))
+
+
+def unsupported_message(installed: Dict[str, Optional[str]]) -> Optional[str]:
+    """One message naming every unsupported or missing package, or None if all fit.
+
+    Args:
+        installed (dict[str, str | None]): Package name -> installed version
+            (None: not installed), for the packages of :data:`SUPPORTED`.
+    """
+    problems = []
+    for name, spec in SUPPORTED.items():
+        version = installed[name]
+        if version is None:
+            problems.append(f'{name} is not installed (supported: {name}{spec})')
+        elif not _supported(version, spec):
+            problems.append(f'{name} {version} is installed (supported: {name}{spec})')
+    if not problems:
+        return None
+    return (f"mmvitdyn {__version__} cannot run with this environment: {'; '.join(problems)}. "
+            'Install supported versions (mmcv with its compiled ops, built for your torch), '
+            'or set up the tested stack with: bash tools/setup_env.sh')
+
+
+def check_versions(installed: Optional[Dict[str, Optional[str]]] = None) -> None:
+    """Raise ``ImportError`` with :func:`unsupported_message` if a version is unsupported.
+
+    Args:
+        installed (dict[str, str | None], optional): Versions to check;
+            defaults to :func:`installed_versions`.
+    """
+    message = unsupported_message(installed_versions() if installed is None else installed)
+    if message is not None:
+        raise ImportError(message)
+
+
+check_versions()

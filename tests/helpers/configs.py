@@ -1,0 +1,20 @@
+"""Config files the tests run, by what they are."""
+import functools
+
+from mmengine.config import Config
+
+from .tools import REPO
+
+VIT_DIGITS_CFG = REPO / 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
+MASK_RCNN_COCO_CFG = REPO / 'configs/mask_rcnn/mask-rcnn_r18_fpn_1xb4-12e_coco-shapes-128px.py'
+FCN_ADE_CFG = REPO / 'configs/fcn/fcn_r18-d8_1xb4-400i_ade-shapes-128px.py'
+DYT_DIGITS_CFG = REPO / 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
+DYT_COCO_CFG = REPO / 'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py'
+DYT_ADE_CFG = REPO / 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
+DYT_CONFIG_DIR = REPO / 'configs/dyt'
+
+
+@functools.lru_cache(maxsize=None)
+def dyt_config(name: str) -> Config:
+    """``configs/dyt/<name>``, parsed once (shared: deep-copy it before changing it)."""
+    return Config.fromfile(str(DYT_CONFIG_DIR / name))

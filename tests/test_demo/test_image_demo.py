@@ -1,0 +1,86 @@
+"""demo/image_demo.py: each task through its OpenMMLab inferencer, with DyT figures.
+
+The demo's per-image activation rates and GFLOPs come from the inferencer's
+forward; they must equal what the analysis tools (dataloader path) and
+``tools/test.py`` (DispatchRateHook) report for the same images.
+"""
+import json
+
+import pytest
+
+from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG
+from helpers.tools import logged_test_scalars, run_tool
+
+PNG, JPEG = b'\x89PNG\r\n\x1a\n', b'\xff\xd8\xff'
+
+
+def first_val_images(config, workspace, num_images):
+    from mmengine.config import Config
+    from mmengine.registry import DATASETS, init_default_scope
+
+    cfg = Config.fromfile(str(config))
+    init_default_scope(cfg.default_scope)
+    dataset = DATASETS.build(
+        dict(
+            cfg.test_dataloader.dataset,
+            indices=num_images,
+            data_root=str(workspace / cfg.test_dataloader.dataset.data_root)))
+    return [dataset.get_data_info(i)['img_path'] for i in range(num_images)]
+
+
+def run_demo(config, checkpoint, images, workspace, out_dir):
+    """Run the demo on ``images`` (copied into one folder); return stdout and summary rows."""
+    folder = out_dir.parent / 'inputs'
+    folder.mkdir()
+    for i, image in enumerate(images):  # numbered: the folder's order is the given order
+        (folder / f'{i:02d}_{image.rsplit("/", 1)[-1]}').write_bytes(open(image, 'rb').read())
+    out = run_tool(['../demo/image_demo.py', folder, config, checkpoint, '--out-dir', out_dir],
+                   workspace).stdout
+    rows = json.loads((out_dir / 'summary.json').read_text())['images']
+    assert len(rows) == len(images)
+    for row in rows:
+        for picture in row['pictures']:
+            assert open(picture, 'rb').read(8).startswith((PNG, JPEG)), picture
+        assert f'{row["activation_rate"]:.4f}' in out and f'{row["gflops"]:.4f}' in out
+    return out, rows
+
+
+@pytest.mark.parametrize(
+    'config, checkpoint', [
+        (DYT_DIGITS_CFG, 'dyt_digits_checkpoint'),
+        (DYT_COCO_CFG, 'dyt_coco_checkpoint'),
+    ],
+    ids=['classification', 'detection'])
+def test_figures_equal_get_flops_on_the_same_images(config, checkpoint, request, data_workspace,
+                                                    tmp_path):
+    ckpt = request.getfixturevalue(checkpoint)
+    images = first_val_images(config, data_workspace, 2)
+    _, rows = run_demo(config, ckpt, images, data_workspace, tmp_path / 'demo')
+    assert all(len(row['pictures']) == 2 for row in rows)  # the task's picture + skip maps
+
+    flops_json = tmp_path / 'flops.json'
+    run_tool([
+        'analysis_tools/get_flops.py', config, '--checkpoint', ckpt, '--num-images', 2, '--out',
+        flops_json
+    ], data_workspace)
+    counted = json.loads(flops_json.read_text())
+    assert [row['activation_rate'] for row in rows] == pytest.approx(
+        counted['image_rates'], abs=1e-6)
+    assert [row['gflops'] * 1e9 for row in rows] == pytest.approx(
+        counted['flops_per_image'], rel=1e-6)
+
+
+def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_workspace,
+                                                       tmp_path):
+    """Sliding-window inference runs the backbone per crop (4 for this config):
+    the demo's rate is the crops' mean, as DispatchRateHook logs it."""
+    images = first_val_images(DYT_ADE_CFG, data_workspace, 1)
+    out, rows = run_demo(DYT_ADE_CFG, dyt_ade_checkpoint, images, data_workspace, tmp_path / 'demo')
+    assert rows[0]['backbone_forwards'] == 4
+    run_tool([
+        'test.py', DYT_ADE_CFG, dyt_ade_checkpoint, '--work-dir', tmp_path / 'test',
+        '--cfg-options', 'test_dataloader.dataset.indices=1'
+    ], data_workspace)
+    logged = logged_test_scalars(tmp_path / 'test')['act_rate']
+    assert rows[0]['activation_rate'] == pytest.approx(logged, abs=1e-6)
+    assert rows[0]['prediction'].split()[0] in ('building', 'sky', 'tree', 'road', 'grass')

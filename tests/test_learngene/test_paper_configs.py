@@ -1,0 +1,156 @@
+"""The configs of the paper's experiments hold its recipe (the spec's
+"Descendants and recipes"): ImageNet descendants fine-tune 50 epochs (From
+Scratch 100), downstream runs 500; AdamW, lr 5e-4 x batch / 512, weight
+decay 0.05, 5 warm-up epochs then cosine, RandAugment, Mixup 0.8, CutMix
+1.0, label smoothing 0.1, random erasing 0.25. And the suite is complete:
+DeiT-B/S/Ti descendant depths, Swin-T/B ancestries and descendants, every
+row of Table 2 on every data set, the data sets' types, classes and
+data-root errors. (test_configs.py builds
+every model.)"""
+import re
+
+import numpy as np
+import pytest
+from mmengine.dataset import Compose
+from mmengine.registry import init_default_scope
+
+from helpers.learngene_configs import CONFIG_DIR, read_config
+from mmvitdyn.datasets import check_data_roots
+
+# Table 2: data set -> (mmpretrain data set type, classes, data root).
+DOWNSTREAM = {
+    'cifar10': ('CIFAR10', 10, 'data/cifar10'),
+    'cifar100': ('CIFAR100', 100, 'data/cifar100'),
+    'flowers102': ('Flowers102', 102, 'data/flowers102'),
+    'stanford-cars': ('StanfordCars', 196, 'data/stanford_cars'),
+    'cub': ('CUB', 200, 'data/CUB_200_2011'),
+    'food101': ('Food101', 101, 'data/food-101'),
+    'inat2019': ('FileCheckedCustomDataset', 1010, 'data/inat2019'),
+}
+# Table 2's rows: config name pattern (with the data set) -> backbone and init.
+ROWS = {
+    'learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_{}-224px': ('LearngeneViT', 'cluster'),
+    'learngene-vit-s-p16-l6-h6_deit-s-heuristic_8xb64-500e_{}-224px': ('LearngeneViT', 'heuristic'),
+    'learngene-vit-s-p16-l6-h6_deit-s-auto_8xb64-500e_{}-224px': ('LearngeneViT', 'auto'),
+    'learngene-vit-s-p16-l6-h6_tleg-aux-vit-s_8xb64-500e_{}-224px': ('LearngeneViT', 'tleg'),
+    'deit-s-p16_pretrain-finetune_8xb64-500e_{}-224px': ('ViT', 'pretrained'),
+    'learngene-vit-s-p16-l6-h6_scratch_8xb64-500e_{}-224px': ('ViT', 'scratch'),
+}
+LEARNGENES = {
+    'cluster': 'checkpoints/learngene_deit-s-p16_eps10_in1k.pth',
+    'heuristic': 'checkpoints/heuristic-learngene_deit-s-p16_in1k.pth',
+    'auto': 'checkpoints/auto-learngene_deit-s-p16_in1k.pth',
+    'tleg': 'checkpoints/tleg-learngene_vit-s-p16_in1k.pth',
+}
+# Configs of the paper's classification experiments (and the TLEG Aux-Net,
+# trained with the same recipe): {gpus}x b{batch}-{epochs}e on ImageNet or a
+# Table 2 data set, at 224.
+RECIPE_CONFIGS = sorted(
+    p for p in CONFIG_DIR.glob('*.py')
+    if re.search(rf'_8xb\d+-\d+e_(in1k|{"|".join(DOWNSTREAM)})-224px$', p.stem))
+
+
+def test_the_suite_is_there():
+    assert len(RECIPE_CONFIGS) >= 70
+    names = {p.stem for p in CONFIG_DIR.glob('*.py')}
+    for model, heads, ancestry in (('b', 6, 'b'), ('s', 6, 's'), ('ti', 3, 'ti')):
+        for depth in (6, 9, 10, 11, 12):
+            assert (f'learngene-vit-{model}-p16-l{depth}-h{heads}_deit-{ancestry}-eps10_'
+                    '8xb128-50e_in1k-224px') in names, (model, depth)
+    for name in ('deit-s-p16_ancestry_in1k-224px', 'deit-ti-p16_ancestry_in1k-224px',
+                 'deit-s-p16_pretrain-finetune_8xb128-50e_in1k-224px',
+                 'deit-ti-p16_pretrain-finetune_8xb128-50e_in1k-224px',
+                 'tleg-aux-vit-s-p16_8xb128-100e_in1k-224px', 'swin-t-p4-w7_ancestry_in1k-224px',
+                 'swin-b-p4-w7_ancestry_in1k-224px',
+                 'learngene-swin-t-p4-w7-h2-4-8-16_swin-t-eps10_8xb128-50e_in1k-224px',
+                 'learngene-swin-b-p4-w7-h2-4-8-16_swin-b-eps10_8xb128-50e_in1k-224px'):
+        assert name in names, name
+    for row in ROWS:
+        for dataset in DOWNSTREAM:
+            assert row.format(dataset) in names, row.format(dataset)
+
+
+@pytest.mark.parametrize('path', RECIPE_CONFIGS, ids=[p.stem for p in RECIPE_CONFIGS])
+def test_paper_recipe(path):
+    gpus, batch, epochs = map(int, re.search(r'_(\d+)xb(\d+)-(\d+)e_', path.stem).groups())
+    cfg = read_config(path.stem)
+    downstream = 'in1k' not in path.stem
+    if downstream:
+        assert epochs == 500
+    elif '_scratch_' in path.stem or path.stem.startswith('tleg-aux'):
+        assert epochs == 100
+    else:
+        assert epochs == 50
+    assert cfg.train_cfg.max_epochs == epochs
+    assert cfg.train_dataloader.batch_size == batch
+    total = gpus * batch
+    optimizer = cfg.optim_wrapper.optimizer
+    assert optimizer.type == 'AdamW' and optimizer.weight_decay == 0.05
+    assert optimizer.lr == pytest.approx(5e-4 * total / 512)
+    assert cfg.auto_scale_lr.base_batch_size == total
+    warmup, cosine = cfg.param_scheduler
+    assert (warmup.type, warmup.by_epoch, warmup.end) == ('LinearLR', True, 5)
+    assert (cosine.type, cosine.begin, cosine.get('end')) == ('CosineAnnealingLR', 5, None)
+    assert [(a.type, a.alpha) for a in cfg.model.train_cfg.augments] == [('Mixup', 0.8),
+                                                                         ('CutMix', 1.0)]
+    assert (cfg.model.head.loss.type, cfg.model.head.loss.label_smooth_val) == ('LabelSmoothLoss',
+                                                                                0.1)
+    pipeline = {t.type: t for t in cfg.train_dataloader.dataset.pipeline}
+    assert pipeline['RandomResizedCrop'].scale == 224
+    assert (pipeline['RandAugment'].magnitude_level, pipeline['RandAugment'].num_policies) == (9, 2)
+    assert pipeline['RandomErasing'].erase_prob == 0.25
+    test = {t.type: t for t in cfg.val_dataloader.dataset.pipeline}
+    assert test['CenterCrop'].crop_size == 224
+    assert cfg.model.backbone.get('img_size', 224) == 224
+    if cfg.model.backbone.type in ('LearngeneViT', 'LinearExpansionViT'):
+        assert cfg.model.backbone.drop_path_rate == 0.1
+
+
+@pytest.mark.parametrize('dataset', sorted(DOWNSTREAM))
+@pytest.mark.parametrize('row', sorted(ROWS))
+def test_table_2_rows(row, dataset):
+    cfg = read_config(row.format(dataset))
+    kind, classes, _ = DOWNSTREAM[dataset]
+    assert cfg.train_dataloader.dataset.type == cfg.val_dataloader.dataset.type == kind
+    assert cfg.model.head.num_classes == cfg.data_preprocessor.num_classes == classes
+    backbone = cfg.model.backbone
+    backbone_type, init = ROWS[row]
+    assert backbone.type == backbone_type
+    if backbone_type == 'LearngeneViT':
+        # 6 layers with the ancestry's 6 heads of 64 (omega = 1), from DeiT-S's learngene.
+        assert backbone.arch == dict(num_layers=6, omega=1)
+        assert backbone.get('init_mode', 'cluster') == init
+        assert backbone.learngene == LEARNGENES[init]
+        assert backbone.ffn_sharing == 'independent'
+        assert cfg.model.head.in_channels == 384
+    elif init == 'scratch':
+        assert backbone.arch == dict(
+            embed_dims=384, num_layers=6, num_heads=6, feedforward_channels=1536)
+        assert 'init_cfg' not in backbone
+    else:
+        assert backbone.arch == 'deit-s'
+        assert backbone.init_cfg.checkpoint == 'checkpoints/deit_small_patch16_224-cd65a155.pth'
+
+
+@pytest.mark.parametrize('dataset', sorted(DOWNSTREAM))
+def test_missing_data_says_how_to_get_it(tmp_path, monkeypatch, dataset):
+    monkeypatch.chdir(tmp_path)
+    cfg = read_config(f'learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_{dataset}-224px')
+    root = DOWNSTREAM[dataset][2]
+    with pytest.raises(FileNotFoundError) as error:
+        check_data_roots(cfg)
+    message = str(error.value)
+    assert f'train_dataloader.dataset.data_root {root!r} does not exist; ' in message
+    assert 'none of the known data roots' not in message
+
+
+@pytest.mark.parametrize('dataset', ['cifar10', 'cifar100'])
+def test_cifar_pipelines_take_rgb_arrays_to_224(dataset):
+    """mmpretrain's CIFAR gives 32x32 RGB arrays (no file to load)."""
+    cfg = read_config(f'learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_{dataset}-224px')
+    init_default_scope('mmpretrain')
+    assert cfg.data_preprocessor.to_rgb is False
+    image = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    for loader in ('train_dataloader', 'val_dataloader'):
+        packed = Compose(cfg[loader].dataset.pipeline)(dict(img=image, gt_label=3))
+        assert tuple(packed['inputs'].shape) == (3, 224, 224)

@@ -1,0 +1,85 @@
+import copy
+
+import pytest
+import torch
+
+from mmvitdyn.models.layers import Attention, heads_are_shared, share_heads, unshare_heads
+
+
+def attention(seed=0, bias=True):
+    torch.manual_seed(seed)
+    return Attention(dim=12, num_heads=4, head_dim=3, qkv_bias=bias)
+
+
+def test_shared_heads_repeat_the_first_copy_of_each_distinct_head():
+    attn = attention()
+    qkv = attn.qkv.weight.detach().clone().view(3, 4, 3, 12)
+    proj = attn.proj.weight.detach().clone().view(12, 4, 3)
+    share_heads(attn, [0, 1, 0, 2])  # heads 0 and 2 tied
+    assert heads_are_shared(attn)
+    assert attn.qkv.parametrizations.weight.original.shape == (3, 3, 3, 12)
+    expected = qkv[:, [0, 1, 0, 3]]
+    assert torch.equal(attn.qkv.weight, expected.reshape(36, 12))
+    assert torch.equal(attn.proj.weight, proj[:, [0, 1, 0, 3]].reshape(12, 12))
+    assert attn.qkv.bias.shape == (36, ) and attn(torch.randn(2, 5, 12)).shape == (2, 5, 12)
+
+
+def test_gradients_of_the_copies_add_up():
+    attn = attention()
+    share_heads(attn, [0, 0, 1, 1])
+    x = torch.randn(2, 5, 12)
+    attn(x).square().sum().backward()
+    grad = attn.qkv.parametrizations.weight.original.grad
+    # The same loss through an untied copy with equal heads: per-head gradients.
+    plain = attention()
+    with torch.no_grad():
+        plain.qkv.weight.copy_(attn.qkv.weight)
+        plain.qkv.bias.copy_(attn.qkv.bias)
+        plain.proj.weight.copy_(attn.proj.weight)
+    plain(x).square().sum().backward()
+    per_head = plain.qkv.weight.grad.view(3, 4, 3, 12)
+    torch.testing.assert_close(grad[:, 0], per_head[:, 0] + per_head[:, 1])
+    torch.testing.assert_close(grad[:, 1], per_head[:, 2] + per_head[:, 3])
+
+
+def test_assignment_writes_through_to_the_distinct_heads():
+    attn = attention()
+    share_heads(attn, [0, 1, 0, 1])
+    value = torch.arange(2 * 3 * 12.).view(1, 2, 3, 12).expand(3, 2, 3, 12)
+    with torch.no_grad():
+        attn.qkv.weight = value[:, [0, 1, 0, 1]].reshape(36, 12)
+    assert torch.equal(attn.qkv.parametrizations.weight.original, value)
+
+
+def test_unshare_keeps_values_and_frees_the_copies():
+    attn = attention(bias=False)
+    share_heads(attn, [0, 0, 0, 0])
+    x = torch.randn(2, 5, 12)
+    with torch.no_grad():
+        expected = attn(x)
+    unshare_heads(attn)
+    assert not heads_are_shared(attn)
+    assert isinstance(attn.qkv.weight, torch.nn.Parameter) and attn.qkv.weight.shape == (36, 12)
+    assert sorted(
+        n for n, _ in attn.named_parameters()) == ['proj.bias', 'proj.weight', 'qkv.weight']
+    with torch.no_grad():
+        torch.testing.assert_close(attn(x), expected)
+
+
+def test_state_dict_round_trip_and_deepcopy():
+    attn = attention()
+    share_heads(attn, [0, 1, 1, 0])
+    other = attention(seed=1)
+    share_heads(other, [0, 1, 1, 0])
+    other.load_state_dict(attn.state_dict())
+    x = torch.randn(1, 4, 12)
+    with torch.no_grad():
+        torch.testing.assert_close(other(x), attn(x))
+        torch.testing.assert_close(copy.deepcopy(attn)(x), attn(x))
+
+
+@pytest.mark.parametrize('index,match', [([0, 2, 0, 2], r'must use every distinct head 0\.\.U-1'),
+                                         ([0, 1], 'head_index has 2 entries for 4 heads')])
+def test_bad_head_index(index, match):
+    with pytest.raises(ValueError, match=match):
+        share_heads(attention(), index)

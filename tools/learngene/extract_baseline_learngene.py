@@ -1,0 +1,62 @@
+"""Extract the learngene of a baseline of the Cluster-Learngene paper.
+
+    python tools/learngene/extract_baseline_learngene.py {heuristic,auto,tleg} \\
+        CONFIG CHECKPOINT --out FILE [--cfg-options k=v ...]
+
+heuristic / auto: CONFIG is the ancestry's (e.g.
+configs/cluster_learngene/deit-s-p16_ancestry_in1k-224px.py) and CHECKPOINT
+its weights; the learngene is the ancestry's last three blocks
+(Heuristic-Learngene) or blocks 0-5 (Auto-Learngene).
+tleg: CONFIG is TLEG's Aux-Net (e.g.
+configs/cluster_learngene/tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py) and
+CHECKPOINT the trained Aux-Net; the learngene is its theta_A and theta_B.
+
+Descendants read the file with ``LearngeneViT(init_mode=METHOD, learngene=FILE)``.
+"""
+import argparse
+import os.path as osp
+
+from build_learngene import build_ancestry
+from mmengine.config import DictAction
+
+from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.learngene import BlockLearngene, LinearExpansionViT, TLEGLearngene
+from mmvitdyn.models import ViT
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description="Extract a baseline's learngene")
+    parser.add_argument('method', choices=['heuristic', 'auto', 'tleg'])
+    parser.add_argument('config', help='config of the ancestry (heuristic, auto) or Aux-Net (tleg)')
+    parser.add_argument('checkpoint', help='its trained weights')
+    parser.add_argument('--out', required=True, help='learngene file to write')
+    parser.add_argument(
+        '--cfg-options', nargs='+', action=DictAction, help='override config entries')
+    add_trust_argument(parser)
+    return parser, parser.parse_args(argv)
+
+
+def main(argv=None):
+    parser, args = parse_args(argv)
+    try:
+        backbone = build_ancestry(
+            load_config(args.config, args.cfg_options), args.checkpoint, 'cpu').backbone
+        tleg = args.method == 'tleg'
+        if tleg != isinstance(backbone, LinearExpansionViT) or not isinstance(backbone, ViT):
+            raise SetupError(f'{args.method} takes its learngene from '
+                             f"{'a LinearExpansionViT (the Aux-Net)' if tleg else 'a ViT'}; "
+                             f'the backbone of {args.config} is {type(backbone).__name__}')
+        settings = dict(config=osp.basename(args.config), checkpoint=osp.basename(args.checkpoint))
+        if tleg:
+            learngene = TLEGLearngene.extract(backbone, settings)
+        else:
+            learngene = BlockLearngene.extract(backbone, args.method, settings)
+    except (SetupError, ValueError) as err:
+        parser.error(str(err))
+    learngene.save(args.out)
+    print(learngene.summary())
+    print(f'wrote {args.out}')
+
+
+if __name__ == '__main__':
+    main()

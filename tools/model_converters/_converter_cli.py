@@ -1,0 +1,79 @@
+"""The command line the ``*2mmvitdyn.py`` converters share: read, convert, write, summarise.
+
+The conversion itself is :mod:`mmvitdyn.models.utils.checkpoint_convert`.
+"""
+import argparse
+from typing import List, Optional, Sequence
+
+from mmvitdyn.engine.runner_setup import add_trust_argument
+from mmvitdyn.models.utils import (convert_checkpoint, describe_checkpoint, detect_format,
+                                   jax_num_heads, load_state_dict_file, to_classifier)
+from mmvitdyn.utils import UnsafeCheckpointError, save_atomically
+
+# The converter of each format.
+TOOLS = {
+    'timm': 'timm2mmvitdyn.py',
+    'jax': 'timm2mmvitdyn.py',
+    'mmpretrain': 'mmpretrain2mmvitdyn.py',
+    'dyt': 'dyt2mmvitdyn.py',
+}
+
+
+def summary(info: dict, fmt: str, dst: str, classifier: bool) -> str:
+    """Lines describing a converted checkpoint (``info`` from ``describe_checkpoint``)."""
+    heads = info['num_heads']
+    if heads is None:
+        heads = (f'not stored (fused qkv); {info["embed_dims"] // 64} if heads are 64 wide'
+                 if info['embed_dims'] % 64 == 0 else 'not stored (fused qkv)')
+    grid = 'x'.join(map(str, info['grid'])) if info['grid'] else 'not a square grid + class token'
+    lines = [
+        f'wrote {dst} ({fmt} -> mmvitdyn{" classifier" if classifier else ""}, '
+        f'{info["num_tensors"]} tensors)',
+        f'  embed_dims={info["embed_dims"]} depth={info["num_layers"]} heads={heads} '
+        f'mlp={info["feedforward_channels"]}',
+        f'  patch_size={info["patch_size"]} in_channels={info["in_channels"]} grid={grid}',
+    ]
+    if info['adapter_bottleneck'] or info['dispatch_parts']:
+        lines.append(f'  DyT: adapter bottleneck={info["adapter_bottleneck"]} '
+                     f'dispatchers={info["dispatch_parts"]}')
+    return '\n'.join(lines)
+
+
+def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] = None) -> str:
+    """Convert ``SRC`` (one of ``formats``) to an mmvitdyn checkpoint ``DST``; print
+    and return the summary. Exits with status 2 and a plain message on a file
+    that cannot be read, is of another format, or holds what mmvitdyn's ViT lacks."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument('src', help='source checkpoint: a path or URL')
+    parser.add_argument('dst', help='output .pth ({"state_dict": ..., "meta": ...})')
+    if {'timm', 'mmpretrain'} & set(formats):  # the layouts DeiT's distillation token comes in
+        parser.add_argument(
+            '--drop-dist-token',
+            action='store_true',
+            help='distilled DeiT: drop the distillation token instead of failing')
+    parser.add_argument(
+        '--classifier',
+        action='store_true',
+        help='write a classifier checkpoint (backbone.* and head.fc.*) for '
+        'load_from, instead of backbone keys for init_cfg')
+    add_trust_argument(parser)
+    args = parser.parse_args(argv)
+
+    try:
+        source = load_state_dict_file(args.src)
+        fmt = detect_format(source)
+        if fmt not in formats:
+            hint = f'; use tools/model_converters/{TOOLS[fmt]}' if fmt in TOOLS else ''
+            parser.error(f'{args.src} is a {fmt} checkpoint, not {" or ".join(formats)}{hint}')
+        state_dict, _ = convert_checkpoint(
+            source, fmt, drop_dist_token=getattr(args, 'drop_dist_token', False))
+    except (OSError, ValueError, UnsafeCheckpointError) as err:
+        parser.exit(2, f'error: {err}\n')
+    info = describe_checkpoint(state_dict, jax_num_heads(source) if fmt == 'jax' else None)
+    if args.classifier:
+        state_dict = to_classifier(state_dict)
+    save_atomically(
+        dict(state_dict=state_dict, meta=dict(source=str(args.src), format=fmt)), args.dst)
+    text = summary(info, fmt, args.dst, args.classifier)
+    print(text)
+    return text
