@@ -198,7 +198,8 @@ def main():
                                           ('ade', scene, SEG_CONFIG, seg_dir)]:
         out = demo.run(f'image-demo-{name}', 'demo/image_demo.py', image, config,
                        best_checkpoint(work_dir), '--out-dir', osp.join(pictures, name))
-        print('  ' + out[out.index('image '):out.index('Figures:')].strip().replace('\n', '\n  '))
+        table = out[out.index('image '):out.index('Figures:')].strip().replace('\n\n', '\n')
+        print('  ' + table.replace('\n', '\n  '))
 
     demo.step('summary (digits: 359 validation images)')
     print(f'  {"model":<38}{"top-1":>8}{"act. rate":>11}{"GFLOPs/img":>12}{"img/s":>8}'

@@ -12,16 +12,15 @@ learngenes (see :mod:`mmvitdyn.learngene.fields`).
 """
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
 
 from ..models.layers import FFN_PARAMS
-from ..utils import save_atomically
 from .ffn_grouping import Groups
-from .fields import (Tensors, ancestry_of, check_format, clone_state, expect_int, expect_norm,
-                     expect_tensor, expect_type, load_file, require, validate_ancestry)
+from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_int,
+                     expect_norm, expect_tensor, expect_type, require, validate_ancestry)
 from .head_clustering import HeadCluster
 
 FORMAT = 'mmvitdyn.learngene'
@@ -75,7 +74,7 @@ class FFNGroup:
 
 
 @dataclass
-class Learngene:
+class Learngene(LearngeneFile):
     """The condensed ancestry; see the module docstring.
 
     Args:
@@ -92,6 +91,10 @@ class Learngene:
         layers (list[LearngeneLayer]): One per ancestry layer.
         ffn_groups (list[FFNGroup]): A partition of the layers, in order.
     """
+    FILE_FORMAT: ClassVar[str] = FORMAT
+    FILE_VERSION: ClassVar[int] = VERSION
+    WRITER: ClassVar[str] = 'build_learngene.py'
+
     ancestry: dict
     settings: dict
     mad: torch.Tensor
@@ -267,27 +270,6 @@ class Learngene:
         except ValueError as err:
             raise ValueError(f'{source}: {err}') from err
         return learngene
-
-    def save(self, path: str) -> None:
-        """Write the learngene atomically (temporary file, then rename)."""
-        self.validate()
-        save_atomically(self.to_dict(), path)
-
-    @classmethod
-    def load(cls, path: str, mmap: bool = False) -> 'Learngene':
-        """Read and check a learngene file.
-
-        Args:
-            path (str): The file.
-            mmap (bool): Map tensors lazily from the file (cheap when only
-                the structure is needed). Defaults to False.
-
-        Raises:
-            FileNotFoundError: No such file.
-            ValueError: The file is corrupted, not a learngene, or inconsistent.
-        """
-        data = load_file(path, FORMAT, VERSION, 'build_learngene.py', mmap)
-        return cls.from_dict(data, f'learngene file {path!r}')
 
 
 # ----------------------------------------------- layers and FFN groups

@@ -15,13 +15,12 @@ Q/K/V with biases, W^O, FFN). The baselines' learngene is the blocks alone:
 a descendant's embeddings, final norm and classifier start random.
 """
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import ClassVar, List, Optional, Tuple
 
 import torch
 from torch import nn
 
-from ..utils import save_atomically
-from .fields import (Tensors, ancestry_of, check_format, clone_state, expect_type, load_file,
+from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_type,
                      require, validate_ancestry, validate_block)
 
 FORMAT = 'mmvitdyn.block_learngene'
@@ -62,7 +61,7 @@ def block_sources(method: str, num_blocks: int, num_layers: int) -> List[Optiona
 
 
 @dataclass
-class BlockLearngene:
+class BlockLearngene(LearngeneFile):
     """Whole ancestry blocks: the Heuristic- or Auto-Learngene learngene.
 
     Args:
@@ -73,6 +72,10 @@ class BlockLearngene:
             ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
         settings (dict): How it was made (recorded as is).
     """
+    FILE_FORMAT: ClassVar[str] = FORMAT
+    FILE_VERSION: ClassVar[int] = VERSION
+    WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
+
     method: str
     ancestry: dict
     layers: Tuple[int, ...]
@@ -151,19 +154,3 @@ class BlockLearngene:
         except ValueError as err:
             raise ValueError(f'{source}: {err}') from err
         return learngene
-
-    def save(self, path: str) -> None:
-        """Write the learngene atomically."""
-        self.validate()
-        save_atomically(self.to_dict(), path)
-
-    @classmethod
-    def load(cls, path: str, mmap: bool = False) -> 'BlockLearngene':
-        """Read and check a block learngene file (``mmap``: map tensors lazily).
-
-        Raises:
-            FileNotFoundError: No such file.
-            ValueError: Corrupted, not a block learngene, or inconsistent.
-        """
-        data = load_file(path, FORMAT, VERSION, 'extract_baseline_learngene.py', mmap)
-        return cls.from_dict(data, f'learngene file {path!r}')

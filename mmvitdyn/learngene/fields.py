@@ -10,10 +10,12 @@ mmvitdyn's ViT (:func:`block_shapes`). The checks raise ``ValueError``
 naming the field, its value and what is allowed.
 """
 import os.path as osp
-from typing import Dict, Optional, Tuple
+from typing import ClassVar, Dict, Optional, Tuple
 
 import torch
 from torch import nn
+
+from ..utils import save_atomically
 
 Tensors = Dict[str, torch.Tensor]
 NORM_KEYS = ('weight', 'bias')
@@ -117,6 +119,40 @@ def load_file(path: str, file_format: str, version: int, tool: str, mmap: bool =
                          f'{type(err).__name__}: {err}') from err
     check_format(data, file_format, version, f'learngene file {path!r}')
     return data
+
+
+class LearngeneFile:
+    """Saving and loading of a learngene kind, for dataclasses with ``validate``,
+    ``to_dict`` and ``from_dict(data, source)``.
+
+    Subclasses set ``FILE_FORMAT`` and ``FILE_VERSION`` (the file's ``format``
+    and ``version`` entries) and ``WRITER``, the tool under tools/learngene/
+    that writes such files (named when a file is missing).
+    """
+    FILE_FORMAT: ClassVar[str]
+    FILE_VERSION: ClassVar[int]
+    WRITER: ClassVar[str]
+
+    def save(self, path: str) -> None:
+        """Check the learngene, then write it atomically (temporary file, rename)."""
+        self.validate()
+        save_atomically(self.to_dict(), path)
+
+    @classmethod
+    def load(cls, path: str, mmap: bool = False):
+        """Read and check a learngene file of this kind.
+
+        Args:
+            path (str): The file.
+            mmap (bool): Map tensors lazily from the file (cheap when only
+                the structure is needed). Defaults to False.
+
+        Raises:
+            FileNotFoundError: No such file.
+            ValueError: The file is corrupted, of another kind, or inconsistent.
+        """
+        data = load_file(path, cls.FILE_FORMAT, cls.FILE_VERSION, cls.WRITER, mmap)
+        return cls.from_dict(data, f'learngene file {path!r}')
 
 
 def check_format(data, file_format: str, version: int, source: str) -> None:

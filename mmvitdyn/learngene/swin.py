@@ -17,7 +17,7 @@ copies (how the paper's tables were trained). At omega = 1 with every head
 its own cluster the descendant computes what the ancestry computes.
 """
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Union
+from typing import ClassVar, Dict, List, Optional, Sequence, Union
 
 import torch
 from mmengine.logging import MMLogger
@@ -26,13 +26,12 @@ from mmpretrain.models import SwinTransformer
 from torch import nn
 
 from ..models.layers.window_msa import HeadWidthWindowMSA
-from ..utils import save_atomically
 from .artefact import (CENTROIDS, LAYER_KEYS, FFNGroup, LearngeneLayer, condense_ffns,
                        condense_layer, ffn_group_from_dict, ffn_group_to_dict, layer_from_dict,
                        layer_to_dict, pick_heads, validate_ffn_groups, validate_layer)
 from .ffn_grouping import group_ffns
-from .fields import (Tensors, check_format, clone_state, expect_int, expect_norm, expect_tensor,
-                     expect_type, load_file, require)
+from .fields import (LearngeneFile, Tensors, check_format, clone_state, expect_int, expect_norm,
+                     expect_tensor, expect_type, require)
 from .head_clustering import HeadCluster, check_clustering_args, cluster_heads
 from .inheritance import copy_into, head_assignment, inherit_attention
 
@@ -96,7 +95,7 @@ def head_dims(ancestry: dict) -> List[int]:
 
 
 @dataclass
-class SwinLearngene:
+class SwinLearngene(LearngeneFile):
     """The condensed Swin ancestry; see the module docstring.
 
     Args:
@@ -106,6 +105,10 @@ class SwinLearngene:
         final_norms (dict): ``norm{i}`` of every output index -> its state.
         stages (list[SwinStage]): One per stage.
     """
+    FILE_FORMAT: ClassVar[str] = FORMAT
+    FILE_VERSION: ClassVar[int] = VERSION
+    WRITER: ClassVar[str] = 'build_learngene.py'
+
     ancestry: dict
     settings: dict
     embeddings: Tensors
@@ -319,22 +322,6 @@ class SwinLearngene:
         except ValueError as err:
             raise ValueError(f'{source}: {err}') from err
         return learngene
-
-    def save(self, path: str) -> None:
-        """Write the learngene atomically."""
-        self.validate()
-        save_atomically(self.to_dict(), path)
-
-    @classmethod
-    def load(cls, path: str, mmap: bool = False) -> 'SwinLearngene':
-        """Read and check a Swin learngene file (``mmap``: map tensors lazily).
-
-        Raises:
-            FileNotFoundError: No such file.
-            ValueError: Corrupted, not a Swin learngene, or inconsistent.
-        """
-        data = load_file(path, FORMAT, VERSION, 'build_learngene.py', mmap)
-        return cls.from_dict(data, f'learngene file {path!r}')
 
 
 def condense_swin(backbone: SwinTransformer,

@@ -19,15 +19,14 @@ inherited (see :mod:`mmvitdyn.learngene.block_learngene`).
 """
 import copy
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import ClassVar, List, Optional
 
 import torch
 from mmengine.registry import MODELS
 from torch import nn
 
 from ..models.backbones import ViT
-from ..utils import save_atomically
-from .fields import (Tensors, ancestry_of, check_format, clone_state, expect_type, load_file,
+from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_type,
                      require, validate_ancestry, validate_block)
 
 FORMAT = 'mmvitdyn.tleg_learngene'
@@ -107,7 +106,7 @@ class LinearExpansionViT(ViT):
 
 
 @dataclass
-class TLEGLearngene:
+class TLEGLearngene(LearngeneFile):
     """theta_A and theta_B of a trained Aux-Net: the TLEG learngene.
 
     Args:
@@ -116,6 +115,10 @@ class TLEGLearngene:
             ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
         settings (dict): How it was made (recorded as is).
     """
+    FILE_FORMAT: ClassVar[str] = FORMAT
+    FILE_VERSION: ClassVar[int] = VERSION
+    WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
+
     ancestry: dict
     theta_a: Tensors
     theta_b: Tensors
@@ -183,19 +186,3 @@ class TLEGLearngene:
         except ValueError as err:
             raise ValueError(f'{source}: {err}') from err
         return learngene
-
-    def save(self, path: str) -> None:
-        """Write the learngene atomically."""
-        self.validate()
-        save_atomically(self.to_dict(), path)
-
-    @classmethod
-    def load(cls, path: str, mmap: bool = False) -> 'TLEGLearngene':
-        """Read and check a TLEG learngene file (``mmap``: map tensors lazily).
-
-        Raises:
-            FileNotFoundError: No such file.
-            ValueError: Corrupted, not a TLEG learngene, or inconsistent.
-        """
-        data = load_file(path, FORMAT, VERSION, 'extract_baseline_learngene.py', mmap)
-        return cls.from_dict(data, f'learngene file {path!r}')

@@ -18,3 +18,16 @@ DYT_CONFIG_DIR = REPO / 'configs/dyt'
 def dyt_config(name: str) -> Config:
     """``configs/dyt/<name>``, parsed once (shared: deep-copy it before changing it)."""
     return Config.fromfile(str(DYT_CONFIG_DIR / name))
+
+
+def first_test_images(config, workspace, num_images: int) -> list:
+    """Paths of the first ``num_images`` images of ``config``'s test set, whose data
+    root lies under ``workspace``, in the data set's order."""
+    from mmengine.registry import DATASETS, init_default_scope
+
+    cfg = Config.fromfile(str(config))
+    init_default_scope(cfg.default_scope)
+    dataset_cfg = cfg.test_dataloader.dataset
+    dataset = DATASETS.build(
+        dict(dataset_cfg, indices=num_images, data_root=str(workspace / dataset_cfg.data_root)))
+    return [dataset.get_data_info(i)['img_path'] for i in range(num_images)]

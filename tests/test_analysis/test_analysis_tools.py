@@ -5,7 +5,7 @@ import re
 import pytest
 import torch
 
-from helpers.configs import DYT_COCO_CFG, DYT_DIGITS_CFG, VIT_DIGITS_CFG
+from helpers.configs import DYT_COCO_CFG, DYT_DIGITS_CFG, VIT_DIGITS_CFG, first_test_images
 from helpers.tools import REPO, logged_test_scalars, run_tool
 
 
@@ -112,9 +112,6 @@ def test_tools_see_the_activation_that_test_py_logs(config, checkpoint, num_imag
     and ``visualize_dispatch.py`` (on the same image files) must report the
     activation rate that ``tools/test.py`` logs through DispatchRateHook.
     """
-    from mmengine.config import Config
-    from mmengine.registry import DATASETS, init_default_scope
-
     ckpt = request.getfixturevalue(checkpoint)
     first_images = [f'test_dataloader.dataset.indices={num_images}']
     run_tool(
@@ -132,14 +129,7 @@ def test_tools_see_the_activation_that_test_py_logs(config, checkpoint, num_imag
     assert len(counted['image_rates']) == num_images
     assert counted['activation_rate'] == pytest.approx(logged, abs=1e-6)
 
-    cfg = Config.fromfile(str(config))
-    init_default_scope(cfg.default_scope)
-    dataset = DATASETS.build(
-        dict(
-            cfg.test_dataloader.dataset,
-            indices=num_images,
-            data_root=str(data_workspace / cfg.test_dataloader.dataset.data_root)))
-    images = [dataset.get_data_info(i)['img_path'] for i in range(num_images)]
+    images = first_test_images(config, data_workspace, num_images)
     out_dir = tmp_path / 'maps'
     run_tool(['analysis_tools/visualize_dispatch.py', config, ckpt, *images, '--out-dir', out_dir],
              data_workspace)

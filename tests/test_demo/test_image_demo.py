@@ -8,24 +8,10 @@ import json
 
 import pytest
 
-from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG
+from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG, first_test_images
 from helpers.tools import logged_test_scalars, run_tool
 
 PNG, JPEG = b'\x89PNG\r\n\x1a\n', b'\xff\xd8\xff'
-
-
-def first_val_images(config, workspace, num_images):
-    from mmengine.config import Config
-    from mmengine.registry import DATASETS, init_default_scope
-
-    cfg = Config.fromfile(str(config))
-    init_default_scope(cfg.default_scope)
-    dataset = DATASETS.build(
-        dict(
-            cfg.test_dataloader.dataset,
-            indices=num_images,
-            data_root=str(workspace / cfg.test_dataloader.dataset.data_root)))
-    return [dataset.get_data_info(i)['img_path'] for i in range(num_images)]
 
 
 def run_demo(config, checkpoint, images, workspace, out_dir):
@@ -54,7 +40,7 @@ def run_demo(config, checkpoint, images, workspace, out_dir):
 def test_figures_equal_get_flops_on_the_same_images(config, checkpoint, request, data_workspace,
                                                     tmp_path):
     ckpt = request.getfixturevalue(checkpoint)
-    images = first_val_images(config, data_workspace, 2)
+    images = first_test_images(config, data_workspace, 2)
     _, rows = run_demo(config, ckpt, images, data_workspace, tmp_path / 'demo')
     assert all(len(row['pictures']) == 2 for row in rows)  # the task's picture + skip maps
 
@@ -74,7 +60,7 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
                                                        tmp_path):
     """Sliding-window inference runs the backbone per crop (4 for this config):
     the demo's rate is the crops' mean, as DispatchRateHook logs it."""
-    images = first_val_images(DYT_ADE_CFG, data_workspace, 1)
+    images = first_test_images(DYT_ADE_CFG, data_workspace, 1)
     out, rows = run_demo(DYT_ADE_CFG, dyt_ade_checkpoint, images, data_workspace, tmp_path / 'demo')
     assert rows[0]['backbone_forwards'] == 4
     run_tool([
