@@ -1,4 +1,5 @@
 """Tiny ancestries and their learngenes, for the learngene tests."""
+import copy
 from typing import Sequence
 
 import torch
@@ -45,3 +46,18 @@ def learngene_with_counts(ancestry, counts: Sequence[int], path=None):
     if path is not None:
         learngene.save(str(path))
     return learngene
+
+
+def broken(data: dict, where: tuple, value) -> dict:
+    """A copy of a learngene file's ``data`` with ``where`` (a path of keys and
+    indices) set to ``value``; ``...`` deletes the entry instead."""
+    data = copy.deepcopy(data)
+    *path, last = where
+    target = data
+    for key in path:
+        target = target[key]
+    if value is ...:
+        del target[last]
+    else:
+        target[last] = value
+    return data

@@ -3,12 +3,11 @@ Heuristic-Learngene (the ancestry's last three blocks on top), Auto-Learngene
 (blocks 0-5 at the bottom) and TLEG (layer l = theta_A + l / (L - 1) theta_B,
 theta_A and theta_B trained in the Aux-Net). Expected weights are read from
 the ancestry / Aux-Net directly."""
-import copy
 
 import pytest
 import torch
 
-from helpers.learngene import make_ancestry, write_learngene
+from helpers.learngene import broken, make_ancestry, write_learngene
 from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import REPO, load_tool
 from mmvitdyn.learngene import (BlockLearngene, LearngeneViT, LinearExpansionViT, TLEGLearngene,
@@ -205,21 +204,6 @@ def test_whole_layers_keep_the_learngene_s_heads(ancestry, tmp_path, kwargs, mat
     auto = save(BlockLearngene.extract(ancestry, 'auto'), tmp_path, 'auto.pth')
     with pytest.raises(ValueError, match=match):
         LearngeneViT(learngene=auto, init_mode='auto', img_size=32, **kwargs)
-
-
-def broken(data: dict, where: str, value) -> dict:
-    """``data`` with ``where`` (a path of keys / indices) set to ``value``
-    (``...`` deletes it)."""
-    data = copy.deepcopy(data)
-    *path, last = where
-    target = data
-    for key in path:
-        target = target[key]
-    if value is ...:
-        del target[last]
-    else:
-        target[last] = value
-    return data
 
 
 @pytest.mark.parametrize('where,value,match', [

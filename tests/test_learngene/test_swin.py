@@ -2,7 +2,6 @@
 block clustering, FFN groups within a stage, the LearngeneSwin descendant
 (heads with their relative-position-bias columns; lossless at omega = 1),
 the learngene file's checks, and build_learngene.py on a tiny Swin."""
-import copy
 import itertools
 import math
 
@@ -13,7 +12,7 @@ from mmengine.registry import MODELS, init_default_scope
 from mmpretrain.models import SwinTransformer
 from mmpretrain.models.utils import WindowMSA
 
-from helpers.learngene import mad_with_counts
+from helpers.learngene import broken, mad_with_counts
 from helpers.models import images
 from helpers.tools import REPO, load_tool
 from mmvitdyn.learngene import (LearngeneSwin, SwinLearngene, build_learngene, condense_swin,
@@ -215,19 +214,6 @@ def test_bad_descendants_name_the_problem(tmp_path, kwargs, match):
     learngene_with_counts(swin(), [(1, 2), (2, 4)], tmp_path / 'lg.pth')
     with pytest.raises(ValueError, match=match):
         LearngeneSwin(learngene=str(tmp_path / 'lg.pth'), img_size=32, **kwargs)
-
-
-def broken(data: dict, where, value) -> dict:
-    data = copy.deepcopy(data)
-    *path, last = where
-    target = data
-    for key in path:
-        target = target[key]
-    if value is ...:
-        del target[last]
-    else:
-        target[last] = value
-    return data
 
 
 @pytest.mark.parametrize('where,value,match', [

@@ -49,33 +49,18 @@ class ViT(BaseModule):
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
     """
-    arch_zoo: Dict[str,
-                   dict] = {
-                       **dict.fromkeys(['t', 'tiny', 'deit-t', 'deit-tiny'],
-                                       dict(
-                                           embed_dims=192,
-                                           num_layers=12,
-                                           num_heads=3,
-                                           feedforward_channels=768)),
-                       **dict.fromkeys(['s', 'small', 'deit-s', 'deit-small'],
-                                       dict(
-                                           embed_dims=384,
-                                           num_layers=12,
-                                           num_heads=6,
-                                           feedforward_channels=1536)),
-                       **dict.fromkeys(['b', 'base', 'deit-b', 'deit-base'],
-                                       dict(
-                                           embed_dims=768,
-                                           num_layers=12,
-                                           num_heads=12,
-                                           feedforward_channels=3072)),
-                       **dict.fromkeys(['l', 'large'],
-                                       dict(
-                                           embed_dims=1024,
-                                           num_layers=24,
-                                           num_heads=16,
-                                           feedforward_channels=4096)),
-                   }
+    # yapf: disable
+    arch_zoo: Dict[str, dict] = {
+        **dict.fromkeys(['t', 'tiny', 'deit-t', 'deit-tiny'], dict(
+            embed_dims=192, num_layers=12, num_heads=3, feedforward_channels=768)),
+        **dict.fromkeys(['s', 'small', 'deit-s', 'deit-small'], dict(
+            embed_dims=384, num_layers=12, num_heads=6, feedforward_channels=1536)),
+        **dict.fromkeys(['b', 'base', 'deit-b', 'deit-base'], dict(
+            embed_dims=768, num_layers=12, num_heads=12, feedforward_channels=3072)),
+        **dict.fromkeys(['l', 'large'], dict(
+            embed_dims=1024, num_layers=24, num_heads=16, feedforward_channels=4096)),
+    }
+    # yapf: enable
     OUT_TYPES = {'raw', 'cls_token', 'featmap', 'avg_featmap'}
     num_extra_tokens = 1  # the class token
 
