@@ -4,8 +4,10 @@
 2. train a small ViT classifier on digits (``tools/train.py``) and evaluate
    its best checkpoint (``tools/test.py``);
 3. DyT: fine-tune adapters + token dispatchers on that frozen ViT, evaluate
-   it, count the mean per-image GFLOPs of both (``get_flops.py``) and time
-   both side by side on validation images (``benchmark.py --trained``);
+   it, evaluate it again with ToMe applied at test time (``--cfg-options``,
+   no training), count the mean per-image GFLOPs of the three
+   (``get_flops.py``) and time the ViT and DyT side by side on validation
+   images (``benchmark.py --trained``);
 4. Cluster-Learngene: condense that ViT into a learngene, train a smaller
    descendant (half the heads) from it, and a plain ViT of the same shape
    from scratch for as long;
@@ -44,6 +46,9 @@ SEG_CONFIG = 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py
 LEARNGENE_EPS = '0.1'
 # (epochs of the ViT, the DyT run and each learngene-shaped run; segmentation iterations)
 SCHEDULES = {'short': (6, 3, 3, 80), 'full': (20, 8, 10, 400)}
+# DyT + ToMe: tokens merged per block when ToMe is applied to the trained DyT
+# model at test time (65 tokens -> 41 after the 6 blocks).
+TOME_OPTIONS = ('model.backbone.token_reduction.type=ToMe', 'model.backbone.token_reduction.r=4')
 
 
 def parse_args():
@@ -95,10 +100,12 @@ class Demo:
                  *cfg_options)
         return work_dir
 
-    def test(self, name: str, config: str, checkpoint: str) -> dict:
-        """Evaluate ``checkpoint``; return the logged metrics."""
+    def test(self, name: str, config: str, checkpoint: str, *cfg_options: str) -> dict:
+        """Evaluate ``checkpoint`` (with ``cfg_options``); return the logged metrics."""
         work_dir = osp.join(self.work_dir, name, 'test')
-        self.run(f'{name}-test', 'tools/test.py', config, checkpoint, '--work-dir', work_dir)
+        options = ('--cfg-options', *cfg_options) if cfg_options else ()
+        self.run(f'{name}-test', 'tools/test.py', config, checkpoint, '--work-dir', work_dir,
+                 *options)
         return last_logged(work_dir)
 
 
@@ -155,11 +162,17 @@ def main():
                          f'load_from={vit_ckpt}')
     dyt_ckpt = best_checkpoint(dyt_dir)
     rows['DyT on that ViT (target rate 0.5)'] = demo.test('dyt-digits', DYT_CONFIG, dyt_ckpt)
-    for row, config, ckpt in [(rows['ViT (6 layers, 6 heads), dense'], VIT_CONFIG, vit_ckpt),
-                              (rows['DyT on that ViT (target rate 0.5)'], DYT_CONFIG, dyt_ckpt)]:
-        flops_json = osp.join(args.work_dir, f'{osp.basename(osp.dirname(ckpt))}-flops.json')
-        demo.run(f'{osp.basename(osp.dirname(ckpt))}-flops', 'tools/analysis_tools/get_flops.py',
-                 config, '--checkpoint', ckpt, '--num-images', '359', '--out', flops_json)
+    rows['DyT + ToMe r=4 (at test time)'] = demo.test('dyt-tome-digits', DYT_CONFIG, dyt_ckpt,
+                                                      *TOME_OPTIONS)
+    for name, config, ckpt, options in [
+        ('ViT (6 layers, 6 heads), dense', VIT_CONFIG, vit_ckpt, ()),
+        ('DyT on that ViT (target rate 0.5)', DYT_CONFIG, dyt_ckpt, ()),
+        ('DyT + ToMe r=4 (at test time)', DYT_CONFIG, dyt_ckpt, ('--cfg-options', *TOME_OPTIONS)),
+    ]:
+        row, label = rows[name], re.sub(r'\W+', '-', name.lower()).strip('-')
+        flops_json = osp.join(args.work_dir, f'{label}-flops.json')
+        demo.run(f'{label}-flops', 'tools/analysis_tools/get_flops.py', config, '--checkpoint',
+                 ckpt, '--num-images', '359', '--out', flops_json, *options)
         with open(flops_json) as f:
             row['gflops'] = json.load(f)['flops'] / 1e9
     speed_json = osp.join(args.work_dir, 'speed.json')
@@ -206,8 +219,9 @@ def main():
           f'{"speed-up":>10}')
     for name, row in rows.items():
         rate = row.get('act_rate', 1.0)
-        extra = (f'{row["gflops"]:>12.4f}{row["img/s"]:>8.0f}{row["speed-up"]:>9.2f}x'
-                 if 'gflops' in row else f'{"-":>12}{"-":>8}{"-":>10}')
+        extra = f'{row["gflops"]:>12.4f}' if 'gflops' in row else f'{"-":>12}'
+        extra += (f'{row["img/s"]:>8.0f}{row["speed-up"]:>9.2f}x'
+                  if 'img/s' in row else f'{"-":>8}{"-":>10}')
         print(f'  {name:<38}{row["accuracy/top1"]:>7.1f}%{rate:>11.2f}{extra}')
     print(f'  DyT UperNet on the ADE shapes: mIoU {seg["mIoU"]:.1f}, activation rate '
           f'{seg["act_rate"]:.2f}')

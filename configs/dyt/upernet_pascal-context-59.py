@@ -15,7 +15,7 @@ model = dict(
     test_cfg=dict(mode='slide', crop_size=crop_size, stride=(320, 320)))
 train_dataloader = dict(batch_size=2)  # 8 GPUs x 2
 train_cfg = dict(max_iters=80000, val_interval=8000)
-param_scheduler = [
-    dict(type='LinearLR', start_factor=1e-6, by_epoch=False, begin=0, end=1500),
-    dict(type='PolyLR', eta_min=0.0, power=1.0, by_epoch=False, begin=1500, end=80000)
+param_scheduler = [  # the warm-up x poly product of the schedule base, over 80k
+    dict(type='LinearLR', start_factor=1e-6, by_epoch=False, begin=0, end=1501),
+    dict(type='PolyLR', eta_min=0.0, power=1.0, by_epoch=False, begin=0, end=80001)
 ]

@@ -4,5 +4,4 @@ data_root = f'data/vtab-1k/{vtab_task}'
 train_dataloader = dict(dataset=dict(data_root=data_root))
 val_dataloader = dict(dataset=dict(data_root=data_root))
 test_dataloader = val_dataloader
-data_preprocessor = dict(num_classes=10)
 model = dict(head=dict(num_classes=10))

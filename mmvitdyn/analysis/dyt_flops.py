@@ -6,6 +6,12 @@ token count ``n`` (class token included): token-wise modules (norms, linears)
 cost ``n / N`` of their full cost, the attention matmuls ``(n / N)^2``.
 Everything else (patch embedding, adapters, dispatchers, norms outside the
 gated parts, head) always runs and keeps its static cost.
+
+Token reductions that shrink the sequence inside the network (ToMe, EViT,
+:mod:`mmvitdyn.models.token_reduction`) remove the same number of tokens in
+every image, so the trace already runs each block at its reduced length: the
+static count follows them, and each dispatched part is priced at the tokens
+its block has after the reduction (its mask's length N), as DyT + ToMe runs.
 """
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, NamedTuple, Optional

@@ -1,4 +1,9 @@
-"""Static FLOPs and parameters of any model, attention matmuls included."""
+"""Static FLOPs and parameters of any model, attention matmuls included.
+
+The count is that of a traced forward, so token counts that change inside the
+network (ToMe merging, EViT / DynamicViT pruning at inference) are followed:
+each operator is counted at the shapes it ran with.
+"""
 from typing import Tuple, Union
 
 import torch

@@ -1,9 +1,12 @@
-from .distributed import CPUDistributedDataParallel, init_cpu_distributed
-from .hooks import AtomicCheckpointHook, DispatchRateHook, EpochSeedHook, GumbelTemperatureHook
+from .distributed import (CPUDistributedDataParallel, CPUTwoPassDistributedDataParallel,
+                          TwoPassDistributedDataParallel, init_cpu_distributed)
+from .hooks import (AtomicCheckpointHook, BestOverEpochsHook, DispatchRateHook, EpochSeedHook,
+                    GumbelTemperatureHook)
 from .optimizers import LayerDecayOptimWrapperConstructor, layer_decay_scale
 
 __all__ = [
-    'AtomicCheckpointHook', 'CPUDistributedDataParallel', 'DispatchRateHook', 'EpochSeedHook',
+    'AtomicCheckpointHook', 'BestOverEpochsHook', 'CPUDistributedDataParallel',
+    'CPUTwoPassDistributedDataParallel', 'DispatchRateHook', 'EpochSeedHook',
     'GumbelTemperatureHook', 'init_cpu_distributed', 'LayerDecayOptimWrapperConstructor',
-    'layer_decay_scale'
+    'layer_decay_scale', 'TwoPassDistributedDataParallel'
 ]

@@ -8,12 +8,12 @@ from typing import Optional
 
 from mmengine.config import Config, DictAction
 from mmengine.device import get_device
-from mmengine.registry import RUNNERS
+from mmengine.registry import MODELS, RUNNERS
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
 from ..utils import TRUST_ENV, TRUST_FLAG
-from .distributed import init_cpu_distributed
+from .distributed import default_model_wrapper, init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
 SCOPES = {
@@ -149,8 +149,24 @@ def add_dump_results(cfg: Config, out_file: str) -> None:
                                                          (list, tuple)) else [evaluators]) + [dump]
 
 
+def choose_model_wrapper(cfg: Config, on_cpu: bool) -> None:
+    """Set the wrapper of a distributed run whose config names none: for a model
+    with a two-pass step the wrapper that runs that step (not ``loss()``), on
+    the CPU one without device ids (:mod:`mmvitdyn.engine.distributed`); with
+    the arguments mmengine's default wrapper gets."""
+    if cfg.get('model_wrapper_cfg') is not None:
+        return
+    with MODELS.switch_scope_and_registry(cfg.default_scope) as registry:
+        model_class = registry.get(cfg.model.type)
+    cfg.model_wrapper_cfg = dict(
+        type=default_model_wrapper(model_class, on_cpu),
+        broadcast_buffers=False,
+        find_unused_parameters=cfg.get('find_unused_parameters', False))
+
+
 def build_runner(cfg: Config) -> Runner:
-    """Check what would only fail later (data, AMP, CPU distribution), then build."""
+    """Check what would only fail later (data, AMP, CPU distribution), choose the
+    model wrapper of a distributed run, then build."""
     try:
         check_data_roots(cfg)
     except FileNotFoundError as err:
@@ -166,4 +182,6 @@ def build_runner(cfg: Config) -> Runner:
             init_cpu_distributed(cfg)
         except RuntimeError as err:
             raise SetupError(str(err)) from err
+    if cfg.get('launcher', 'none') != 'none':
+        choose_model_wrapper(cfg, on_cpu=not _has_accelerator())
     return RUNNERS.build(cfg) if 'runner_type' in cfg else Runner.from_cfg(cfg)

@@ -25,16 +25,25 @@ def test_get_flops_of_a_static_vit(data_workspace):
     assert reported(out, 'Params') > 2
 
 
-def test_get_flops_of_a_dyt_model_averages_val_images(data_workspace):
+def test_get_flops_of_a_dyt_model_averages_val_images(data_workspace, tmp_path):
     out = run_tool([
-        'analysis_tools/get_flops.py', DYT_DIGITS_CFG, '--num-images', 40, '--cfg-options',
-        'val_dataloader.batch_size=16'
+        'analysis_tools/get_flops.py', DYT_DIGITS_CFG, '--num-images', 40, '--out',
+        tmp_path / 'flops.json', '--cfg-options', 'val_dataloader.batch_size=16'
     ], data_workspace).stdout
     assert 'mean over 40 val images' in out
     dense, dyt = reported(out, 'Dense FLOPs'), reported(out, 'DyT FLOPs')
     rate = reported(out, 'Activation rate')
     assert 0 < rate < 1 and dyt < dense
     assert reported(out, 'DyT / dense') == pytest.approx(dyt / dense, abs=1e-3)
+    # The paper's "Params (M)": in each of the 6 blocks (width 192) an adapter of
+    # bottleneck 16 (down and up linears) and one MLP dispatcher (192 -> 1); the
+    # 10-class head (192 -> 10) trains too but is not counted.
+    c, d, layers, head = 192, 16, 6, 192 * 10 + 10
+    paper = layers * ((c * d + d) + (d * c + c) + (c + 1))
+    figures = json.loads((tmp_path / 'flops.json').read_text())
+    assert figures['dyt_params'] == paper == 39270
+    assert figures['trainable_params'] == paper + head
+    assert reported(out, 'DyT params') == round(paper / 1e6, 3)
 
 
 @pytest.mark.parametrize('config', [

@@ -113,4 +113,7 @@ def test_learngene_descendant_beats_scratch(data_workspace, tmp_path, monkeypatc
     print(f'ancestry {ancestry_acc:.3f} after {ANCESTRY_STEPS} steps; descendants after '
           f"{DESCENDANT_STEPS} steps: learngene {accs['learngene']:.3f}, "
           f"scratch {accs['scratch']:.3f}")
-    assert accs['learngene'] > accs['scratch'] + 0.1
+    # learngene - scratch over seeds 0-7 (ancestry, descendant init and batches; this
+    # test is seed 0): 0.22, 0.14, 0.09, 0.08, 0.10, 0.16, 0.11, 0.18 (mean 0.13, std
+    # 0.05). The learngene wins at every seed; the margin is about mean - 2 std.
+    assert accs['learngene'] > accs['scratch'] + 0.04

@@ -2,7 +2,8 @@
 
     python tools/analysis_tools/benchmark.py [--arch base] [--img-size 224] [--patch-size 16]
         [--dispatch mlp [attn ...]] [--rates 1.0 0.5] [--batch-sizes 16 1] [--runs 5]
-        [--threads N] [--no-memory]
+        [--threads N] [--no-memory] [--memory-batch 16] [--train-runs 3]
+    python tools/analysis_tools/benchmark.py --reduction [--reduction-rate 0.5] [--arch base] ...
     python tools/analysis_tools/benchmark.py --trained CONFIG CHECKPOINT [CONFIG CHECKPOINT ...]
         [--num-images 64] [--runs 5] [--threads N] [--json FILE]
 
@@ -17,30 +18,48 @@ the FLOP ratio (dense / DyT FLOPs per image: the ideal speed-up) and their
 quotient (1.0 = all the FLOP saving becomes speed), by wall clock and by
 process CPU time (steadier on a shared machine, with ``--threads 1``).
 
+Token reduction (``--reduction``): instead of the dispatch variants, one
+row per entry of :data:`REDUCTION_METHODS` (DyT, its top-K ablation, ToMe,
+EViT, DynamicViT, DyT + ToMe; an entry is the backbone config that differs
+from AdaptFormer), on the same random weights and batch, timed side by side
+against AdaptFormer. DyT runs at ``--reduction-rate`` (gates calibrated on
+the batch; top-K keeps that fraction), ToMe merges the r whose FLOPs come
+closest to DyT's (matched FLOPs; DyT + ToMe uses the same r), EViT and
+DynamicViT keep 0.7 at blocks 3, 6, 9 (their papers' ViT setting).
+
 Trained models (``--trained``): each config's model with its checkpoint,
 built as the Runner builds it, timed side by side in the same way on the
 first ``--num-images`` images of its validation set (one batch), the first
 model being the baseline of the speed-up; FLOPs per image are counted on
 the same images (DyT: at the tokens each image ran).
 
-Training memory: one training step of ``DyTImageClassifier`` per fresh
-subprocess (the only honest peak on the CPU): the peak resident set size
-during the step (the kernel's peak counter is reset just before it) minus
-the size before the step. Compared: DyT's two-pass step (complete pass
-back-propagated first), the same losses in one graph (as under a distributed
-wrapper), the dynamic pass alone, and AdaptFormer (dense, one pass).
+Training memory and step time: one training step of ``DyTImageClassifier``
+per fresh subprocess (the only honest peak on the CPU): the peak resident
+set size during the step (the kernel's peak counter is reset just before
+it) minus the size before the step. Step time: the single-process modes
+built in one process and timed alternating, ``--train-runs`` runs of one
+step each (median, and median of the per-run ratios to the dynamic pass).
+Compared: DyT's two-pass step (complete pass back-propagated first), the
+same step without the complete pass's CE (its pass then builds no graph),
+the same losses in one graph (what mmengine's own distributed wrapper runs),
+the two-pass step under ``CPUTwoPassDistributedDataParallel`` (2 gloo
+processes, each with the batch and half the threads; the larger rank's
+figures), the dynamic pass alone, and AdaptFormer (dense, one pass).
 """
 import argparse
 import json
 import math
 import os
 import os.path as osp
+import socket
 import subprocess
 import sys
 import time
-from typing import Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple
 
 import torch
+import torch.distributed as dist
+from mmengine.registry import MODEL_WRAPPERS, MODELS
 from torch import nn
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
@@ -50,13 +69,21 @@ from mmvitdyn.engine.runner_setup import add_trust_argument, load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.utils import dump_json_atomically
 
-# The training steps compared: DyTImageClassifier arguments and how the step runs.
+# The training steps compared: DyTImageClassifier arguments, how the step runs
+# and in how many processes (gloo ranks; 1 = no wrapper).
 TRAIN_MODES = {
-    'dyt two-pass': dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step'),
-    'dyt one graph': dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='loss'),
+    'dyt two-pass':
+    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step'),
+    'dyt two-pass no CE\'':
+    dict(dispatch='mlp', complete_loss=False, distill_loss=True, step='train_step'),
+    'dyt one graph':
+    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='loss'),
     'dyt dynamic only':
     dict(dispatch='mlp', complete_loss=False, distill_loss=False, step='train_step'),
-    'adaptformer': dict(dispatch=None, complete_loss=False, distill_loss=False, step='train_step'),
+    'adaptformer':
+    dict(dispatch=None, complete_loss=False, distill_loss=False, step='train_step'),
+    'dyt two-pass 2 ranks':
+    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step', ranks=2),
 }
 
 
@@ -87,8 +114,22 @@ def parse_args(argv=None):
         default=len(os.sched_getaffinity(0)),
         help='torch intra-op threads (default: the CPUs available)')
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument(
+        '--reduction',
+        action='store_true',
+        help='time the token-reduction methods (REDUCTION_METHODS) against AdaptFormer')
+    parser.add_argument(
+        '--reduction-rate',
+        type=float,
+        default=0.5,
+        help='--reduction: activation rate of DyT (its FLOPs set ToMe\'s r)')
     parser.add_argument('--no-memory', action='store_true', help='skip the training-step memory')
     parser.add_argument('--memory-batch', type=int, default=16)
+    parser.add_argument(
+        '--train-runs',
+        type=int,
+        default=3,
+        help='alternating runs of one training step per single-process mode (0: no timing)')
     parser.add_argument('--train-step-worker', choices=list(TRAIN_MODES), help=argparse.SUPPRESS)
     parser.add_argument(
         '--trained',
@@ -254,13 +295,125 @@ def benchmark_inference(args) -> None:
                   f'{speedup_cpu:>8.3f} {speedup_cpu / flop_ratio:>11.3f}')
 
 
-def train_step_worker(args) -> None:
-    """One training step in this (fresh) process; print its peak RSS growth as JSON."""
+# The --reduction rows: method -> (DyT's activation rate, ToMe's r) -> how its
+# backbone config differs from AdaptFormer (DyTViT with dispatch=None). One
+# entry per method; all share AdaptFormer's weights.
+REDUCTION_METHODS: Dict[str, Callable[[float, int], dict]] = {
+    'DyT':
+    lambda rate, r: dict(dispatch='mlp', target_rate=rate),
+    'DyT top-K':
+    lambda rate, r: dict(dispatch='mlp', target_rate=rate, dispatcher_cfg=dict(mode='topk')),
+    'AdaptFormer + ToMe':
+    lambda rate, r: dict(token_reduction=dict(type='ToMe', r=r)),
+    'DyT + ToMe':
+    lambda rate, r: dict(dispatch='mlp', target_rate=rate, token_reduction=dict(type='ToMe', r=r)),
+    'AdaptFormer + EViT':
+    lambda rate, r: dict(token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9))),
+    'AdaptFormer + DynamicViT':
+    lambda rate, r: dict(type='DynamicViT', keep_rate=0.7, prune_loc=(3, 6, 9)),
+}
+
+
+def build_reduction_backbone(args, dense: DyTViT, overrides: dict) -> nn.Module:
+    """AdaptFormer's config with ``overrides``, holding ``dense``'s weights, in eval mode."""
+    cfg = dict(
+        type='DyTViT',
+        arch=args.arch,
+        img_size=args.img_size,
+        patch_size=args.patch_size,
+        dispatch=None,
+        adapter_cfg=dict(bottleneck=args.adapter_dim))
+    model = MODELS.build({**cfg, **overrides}).eval()
+    model.load_state_dict(dense.state_dict(), strict=False)
+    return model
+
+
+def reduction_setting(name: str, model: nn.Module, images: torch.Tensor, rate: float) -> Setting:
+    """Calibrate DyT's gates to ``rate`` (when it dispatches) and count FLOPs per image."""
+    if model.dispatch is None:
+        return Setting(name, model, float(count_flops(model, images[:1])), 1.0, images)
+    calibrate_gates(model, images, rate)
+    counter = DyTFlopCounter(model, images[:1])
+    with torch.inference_mode():
+        model(images)
+    return Setting(name, model, float(counter.from_last_forward().mean()),
+                   model.activation_rates()['act_rate'], images)
+
+
+def matched_tome_r(model: DyTViT, images: torch.Tensor, target: float) -> int:
+    """ToMe's r whose FLOPs per image on ``model`` come closest to ``target`` (bisection:
+    the FLOPs fall as r grows)."""
+
+    def flops(r: int) -> float:
+        model.token_reduction = MODELS.build(dict(type='ToMe', r=r))
+        return float(count_flops(model, images[:1]))
+
+    low, high = 0, (model.patch_resolution[0] * model.patch_resolution[1]) // 2
+    while low < high:  # smallest r with flops(r) <= target
+        mid = (low + high) // 2
+        low, high = (low, mid) if flops(mid) <= target else (mid + 1, high)
+    return min({low, max(low - 1, 0)}, key=lambda r: abs(flops(r) - target))
+
+
+def benchmark_reduction(args) -> None:
+    """Token-reduction methods at matched FLOPs next to DyT, against AdaptFormer."""
+    torch.manual_seed(args.seed)
+    dense = build_backbone(args, None).eval()
+    batch = args.batch_sizes[0]
+    images = torch.randn(batch, 3, args.img_size, args.img_size)
+    rate = args.reduction_rate
+    dyt_model = build_reduction_backbone(args, dense, REDUCTION_METHODS['DyT'](rate, 0))
+    dyt = reduction_setting('DyT', dyt_model, images, rate)
+    r = matched_tome_r(build_reduction_backbone(args, dense, {}), images, dyt.flops)
+    settings = [
+        Setting('AdaptFormer', dense, float(count_flops(dense, images[:1])), 1.0, images), dyt
+    ]
+    for name, overrides in REDUCTION_METHODS.items():
+        if name != 'DyT':
+            model = build_reduction_backbone(args, dense, overrides(rate, r))
+            settings.append(reduction_setting(name, model, images, rate))
+    samples = time_settings(settings, args.runs, args.min_time)
+    print(f'Token reduction: ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, '
+          f'adapter d={args.adapter_dim}, batch {batch}; DyT at rate {rate:g}, ToMe r={r} '
+          'per block (FLOPs matched to DyT), EViT / DynamicViT keep 0.7 at blocks 3, 6, 9; '
+          f'{torch.get_num_threads()} threads; medians of {args.runs} runs (speed-up: of the '
+          'per-run ratios to AdaptFormer)')
+    header = (f'{"method":<26} {"act.":>5} {"img/s":>8} {"speed-up":>8} {"GFLOPs":>8} '
+              f'{"FLOP ratio":>10} {"speed-up/FLOP ratio":>19}')
+    print(header)
+    print('-' * len(header))
+    for s in settings:
+        wall, flop_ratio = float(samples[s.name][:, 0].median()), settings[0].flops / s.flops
+        speedup = float((samples[s.name][:, 0] / samples['AdaptFormer'][:, 0]).median())
+        print(f'{s.name:<26} {s.rate:>5.2f} {wall:>8.2f} {speedup:>8.3f} {s.flops / 1e9:>8.3f} '
+              f'{flop_ratio:>10.3f} {speedup / flop_ratio:>19.3f}')
+
+
+class TrainStep(NamedTuple):
+    """A training mode's model, optimiser and batch; ``run()`` makes one step."""
+    mode: dict
+    model: nn.Module  # the classifier, or its distributed wrapper
+    optim_wrapper: object
+    data: dict
+
+    def run(self) -> None:
+        if self.mode['step'] == 'train_step':
+            self.model.train_step(self.data, self.optim_wrapper)
+        else:
+            processed = self.model.data_preprocessor(self.data, True)
+            losses = self.model.loss(processed['inputs'], processed['data_samples'])
+            loss, _ = self.model.parse_losses(losses)
+            self.optim_wrapper.update_params(loss)
+
+
+def build_train_step(args, name: str) -> TrainStep:
+    """``DyTImageClassifier`` of TRAIN_MODES[name] (100 classes) on a random batch of
+    ``--memory-batch`` images, with AdamW; wrapped when a process group is initialised."""
     from mmengine.optim import OptimWrapper
     from mmengine.registry import MODELS, init_default_scope
     from mmpretrain.structures import DataSample
 
-    mode = TRAIN_MODES[args.train_step_worker]
+    mode = TRAIN_MODES[name]
     torch.manual_seed(args.seed)
     init_default_scope('mmpretrain')
     model = MODELS.build(
@@ -287,18 +440,53 @@ def train_step_worker(args) -> None:
         inputs=list(
             torch.randint(0, 256, (batch, 3, args.img_size, args.img_size), dtype=torch.uint8)),
         data_samples=[DataSample().set_gt_label(i % 100) for i in range(batch)])
+    if dist.is_initialized():
+        model = MODEL_WRAPPERS.build(
+            dict(type='CPUTwoPassDistributedDataParallel', broadcast_buffers=False),
+            default_args=dict(module=model))
+    return TrainStep(mode, model, optim_wrapper, data)
+
+
+def train_step_worker(args) -> None:
+    """One training step in this (fresh) process; print its peak RSS growth as JSON."""
+    if TRAIN_MODES[args.train_step_worker].get('ranks', 1) > 1:
+        dist.init_process_group('gloo', init_method='env://')  # variables set by the caller
+    step = build_train_step(args, args.train_step_worker)
+    if dist.is_initialized():
+        dist.barrier()
     before = reset_peak_rss()
     start = time.perf_counter()
-    if mode['step'] == 'train_step':
-        model.train_step(data, optim_wrapper)
-    else:
-        processed = model.data_preprocessor(data, True)
-        loss, _ = model.parse_losses(model.loss(processed['inputs'], processed['data_samples']))
-        optim_wrapper.update_params(loss)
+    step.run()
     seconds = time.perf_counter() - start
     peak = memory_status_kib('VmHWM') * 1024
     print(
         json.dumps(dict(growth_mb=(peak - before) / 2**20, peak_mb=peak / 2**20, seconds=seconds)))
+
+
+def time_train_steps(args) -> Dict[str, torch.Tensor]:
+    """Seconds per training step of each single-process mode, in this process.
+
+    The modes alternate within every run (rotating order, after a warm-up
+    step each), so they share the machine's load as the inference settings do.
+
+    Returns:
+        dict: Mode name -> (runs, 2) seconds per step, by wall clock and CPU time.
+    """
+    steps = {
+        name: build_train_step(args, name)
+        for name, mode in TRAIN_MODES.items() if mode.get('ranks', 1) == 1
+    }
+    for step in steps.values():
+        step.run()
+    samples = {name: [] for name in steps}
+    names = list(steps)
+    for run in range(args.train_runs):
+        shift = run % len(names)
+        for name in names[shift:] + names[:shift]:
+            wall, cpu = time.perf_counter(), time.process_time()
+            steps[name].run()
+            samples[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+    return {name: torch.tensor(values, dtype=torch.float64) for name, values in samples.items()}
 
 
 def memory_status_kib(field: str) -> int:
@@ -319,29 +507,59 @@ def reset_peak_rss() -> int:
     return memory_status_kib('VmRSS') * 1024
 
 
-def benchmark_train_memory(args) -> None:
-    print(f'\nTraining step, batch {args.memory_batch}: peak RSS growth over the step '
-          '(one fresh process each)')
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def run_train_step_workers(args, mode: str) -> dict:
+    """Start the ``mode`` worker (one process per rank) and wait; its figures (with
+    several ranks the largest of each)."""
+    ranks = TRAIN_MODES[mode].get('ranks', 1)
     passthrough = [
         '--arch', args.arch, '--img-size', args.img_size, '--patch-size', args.patch_size,
-        '--adapter-dim', args.adapter_dim, '--threads', args.threads, '--memory-batch',
-        args.memory_batch, '--seed', args.seed
+        '--adapter-dim', args.adapter_dim, '--threads',
+        max(1, args.threads // ranks), '--memory-batch', args.memory_batch, '--seed', args.seed
     ]
-    results = {}
-    for mode in TRAIN_MODES:
-        proc = subprocess.run(
-            [sys.executable, __file__, '--train-step-worker', mode, *map(str, passthrough)],
-            capture_output=True,
-            text=True,
-            check=False)
+    command = [sys.executable, __file__, '--train-step-worker', mode, *map(str, passthrough)]
+    env = dict(
+        os.environ, MASTER_ADDR='127.0.0.1', MASTER_PORT=str(free_port()), WORLD_SIZE=str(ranks))
+    procs = [
+        subprocess.Popen(
+            command,
+            env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True) for rank in range(ranks)
+    ]
+    outputs = [proc.communicate() for proc in procs]
+    for proc, (_, stderr) in zip(procs, outputs):
         if proc.returncode != 0:
-            raise RuntimeError(f'training-step worker {mode!r} failed:\n{proc.stderr[-3000:]}')
-        results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
-    base = results['dyt dynamic only']['growth_mb']
-    print(f'{"step":<18} {"growth MB":>10} {"vs dynamic only":>16} {"peak RSS MB":>12} {"s":>7}')
+            raise RuntimeError(f'training-step worker {mode!r} failed:\n{stderr[-3000:]}')
+    results = [json.loads(stdout.strip().splitlines()[-1]) for stdout, _ in outputs]
+    return {key: max(r[key] for r in results) for key in results[0]}
+
+
+def benchmark_train_memory(args) -> None:
+    print(f'\nTraining step, batch {args.memory_batch} per process: peak RSS growth over the '
+          'first step (one fresh process each); then the single-process steps alternating in '
+          f'one process, medians of {args.train_runs} runs (ratio: median of the per-run ratios)')
+    results = {mode: run_train_step_workers(args, mode) for mode in TRAIN_MODES}
+    times = time_train_steps(args) if args.train_runs > 0 else {}
+    base = 'dyt dynamic only'
+    print(f'{"step":<22} {"growth MB":>10} {"vs dynamic only":>16} {"peak RSS MB":>12} '
+          f'{"1st step s":>10} | {"step s":>7} {"vs dynamic only":>16} {"CPU s":>7} '
+          f'{"vs dynamic only":>16}')
     for mode, r in results.items():
-        print(f'{mode:<18} {r["growth_mb"]:>10.0f} {r["growth_mb"] / base:>16.2f} '
-              f'{r["peak_mb"]:>12.0f} {r["seconds"]:>7.1f}')
+        row = (f'{mode:<22} {r["growth_mb"]:>10.0f} '
+               f'{r["growth_mb"] / results[base]["growth_mb"]:>16.2f} {r["peak_mb"]:>12.0f} '
+               f'{r["seconds"]:>10.1f} |')
+        if mode in times:
+            (wall, cpu), (wall_ratio, cpu_ratio) = (times[mode].median(0).values,
+                                                    (times[mode] / times[base]).median(0).values)
+            row += f' {wall:>7.2f} {wall_ratio:>16.3f} {cpu:>7.2f} {cpu_ratio:>16.3f}'
+        print(row)
 
 
 def main(argv=None):
@@ -353,7 +571,10 @@ def main(argv=None):
     if args.trained:
         benchmark_trained(args)
         return
-    benchmark_inference(args)
+    if args.reduction:
+        benchmark_reduction(args)
+    else:
+        benchmark_inference(args)
     if not args.no_memory:
         benchmark_train_memory(args)
 

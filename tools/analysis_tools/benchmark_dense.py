@@ -1,16 +1,20 @@
 """Inference speed of DyT's dense backbones, dense (every token) vs DyT, side by side.
 
-    python tools/analysis_tools/benchmark_dense.py [--task det seg] [--arch base]
-        [--det-size 1024] [--seg-size 512] [--rate 0.5] [--runs 5] [--threads N]
+    python tools/analysis_tools/benchmark_dense.py [--task det seg seg-pyramid]
+        [--arch base] [--det-size 1024] [--seg-size 512] [--rate 0.5] [--runs 5]
+        [--threads N]
 
-Detection: the windowed ViT of ViTDet (DyTViTDet, MLP dispatch, adapter
-d = 128) and its simple feature pyramid. Segmentation: the global ViT of
-UperNet (DyTViT, MLP dispatch, adapter d = 64, blocks 3/5/7/11 out) and
-mmseg's multi-level neck. Weights are random; every dispatcher's gate bias
-is calibrated on the benchmark image so that ``--rate`` of its patch tokens
-are active in evaluation. The dense model is the same model in complete
-mode (every token through every block part, adapters included), so the
-difference is exactly the skipped MLP work.
+Detection (det): the windowed ViT of ViTDet (DyTViTDet, MLP dispatch,
+adapter d = 128) and its simple feature pyramid. Segmentation, the two
+UperNet variants side by side: the global ViT (DyTViT, MLP dispatch, adapter
+d = 64, blocks 3/5/7/11 out) with mmseg's multi-level neck (seg, as
+configs/dyt/upernet_ade20k.py), and with the public code's pyramid inside
+the backbone and no final norm (seg-pyramid, as upernet_ade20k_pyramid.py;
+one row, as that backbone alone feeds the head). Weights are random; every
+dispatcher's gate bias is calibrated on the benchmark image so that
+``--rate`` of its patch tokens are active in evaluation. The dense model is
+the same model in complete mode (every token through every block part,
+adapters included), so the difference is exactly the skipped MLP work.
 
 Times are medians over ``--runs`` interleaved runs, batch 1, evaluation
 mode (DyT: the packed path). FLOPs (one multiply-add = one FLOP, attention
@@ -36,7 +40,8 @@ TARGET = 0.85
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--task', nargs='+', choices=['det', 'seg'], default=['det', 'seg'])
+    parser.add_argument(
+        '--task', nargs='+', choices=list(TASKS), default=list(TASKS), help='models to time')
     parser.add_argument('--arch', default='base', help="ViT arch: 'tiny', 'small', 'base', 'large'")
     parser.add_argument('--det-size', type=int, default=1024, help='detection input side')
     parser.add_argument('--seg-size', type=int, default=512, help='segmentation input side')
@@ -57,33 +62,6 @@ def every_quarter(num_layers: int) -> Tuple[int, ...]:
     return tuple(range(num_layers // 4 - 1, num_layers, num_layers // 4))
 
 
-def det_model(arch: str, size: int) -> Tuple[nn.Module, nn.Module]:
-    """ViTDet's backbone (as configs/dyt/vitdet_coco.py) and simple feature pyramid."""
-    num_layers = DyTViTDet._parse_arch(arch)['num_layers']
-    backbone = DyTViTDet(
-        arch=arch,
-        img_size=224,
-        window_size=14,
-        global_indices=every_quarter(num_layers),
-        input_size=size,
-        adapter_cfg=dict(bottleneck=128))
-    return backbone, SimpleFPN(backbone.embed_dims, 256)
-
-
-def seg_model(arch: str, size: int) -> Tuple[nn.Module, nn.Module]:
-    """UperNet's backbone (as configs/dyt/upernet_ade20k.py) and multi-level neck."""
-    num_layers = DyTViT._parse_arch(arch)['num_layers']
-    out_indices = tuple(i * num_layers // 12 for i in (3, 5, 7, 11))
-    backbone = DyTViT(
-        arch=arch,
-        img_size=224,
-        out_indices=out_indices,
-        out_type='featmap',
-        adapter_cfg=dict(bottleneck=64))
-    dims = backbone.embed_dims
-    return backbone, MultiLevelNeck([dims] * 4, dims, scales=[4, 2, 1, 0.5])
-
-
 class Pipeline(nn.Module):
     """Backbone, then neck."""
 
@@ -93,6 +71,56 @@ class Pipeline(nn.Module):
 
     def forward(self, x: torch.Tensor):
         return self.neck(self.backbone(x))
+
+
+def det_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
+    """ViTDet's backbone (as configs/dyt/vitdet_coco.py), and the timed parts: it
+    alone and with its simple feature pyramid."""
+    num_layers = DyTViTDet._parse_arch(arch)['num_layers']
+    backbone = DyTViTDet(
+        arch=arch,
+        img_size=224,
+        window_size=14,
+        global_indices=every_quarter(num_layers),
+        input_size=size,
+        adapter_cfg=dict(bottleneck=128))
+    return backbone, [('backbone', backbone),
+                      ('backbone+neck', Pipeline(backbone, SimpleFPN(backbone.embed_dims, 256)))]
+
+
+def seg_backbone(arch: str, **kwargs) -> DyTViT:
+    """UperNet's DyT ViT (as configs/_base_/models/upernet_dyt-vit-b-d64_*.py)."""
+    num_layers = DyTViT._parse_arch(arch)['num_layers']
+    out_indices = tuple(i * num_layers // 12 for i in (3, 5, 7, 11))
+    return DyTViT(
+        arch=arch,
+        img_size=224,
+        out_indices=out_indices,
+        out_type='featmap',
+        adapter_cfg=dict(bottleneck=64),
+        **kwargs)
+
+
+def seg_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
+    """The mmseg-style UperNet's backbone, and the timed parts: it alone and with
+    the multi-level neck."""
+    backbone = seg_backbone(arch)
+    dims = backbone.embed_dims
+    neck = MultiLevelNeck([dims] * 4, dims, scales=[4, 2, 1, 0.5])
+    return backbone, [('backbone', backbone), ('backbone+neck', Pipeline(backbone, neck))]
+
+
+def seg_pyramid_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
+    """The public-code UperNet's backbone, the pyramid inside it, and the timed part: it."""
+    backbone = seg_backbone(arch, final_norm=False, pyramid=dict(type='RescalePyramid'))
+    return backbone, [('backbone+pyramid', backbone)]
+
+
+TASKS: Dict[str, Callable[[str, int], Tuple[nn.Module, List[Tuple[str, nn.Module]]]]] = {
+    'det': det_models,
+    'seg': seg_models,
+    'seg-pyramid': seg_pyramid_models,
+}
 
 
 def gflops(model: nn.Module, image: torch.Tensor) -> float:
@@ -115,9 +143,10 @@ def median_seconds(fns: Dict[str, Callable[[], object]], runs: int) -> Dict[str,
 
 def benchmark(task: str, arch: str, size: int, rate: float, runs: int) -> List[dict]:
     torch.manual_seed(0)
-    backbone, neck = (det_model if task == 'det' else seg_model)(arch, size)
+    backbone, parts = TASKS[task](arch, size)
     backbone.init_weights()
-    pipeline = Pipeline(backbone, neck).eval()
+    for _, model in parts:
+        model.eval()
     image = torch.randn(1, 3, size, size)
     calibrate_gates(backbone, image, rate)
     with torch.inference_mode():
@@ -125,7 +154,7 @@ def benchmark(task: str, arch: str, size: int, rate: float, runs: int) -> List[d
     act_rate = backbone.activation_rates()['act_rate']
     modes = {'dense': backbone.complete_mode, 'DyT': nullcontext}
     rows = []
-    for part, model in (('backbone', backbone), ('backbone+neck', pipeline)):
+    for part, model in parts:
         flops = {}
         for mode, context in modes.items():
             with context():
@@ -143,7 +172,7 @@ def benchmark(task: str, arch: str, size: int, rate: float, runs: int) -> List[d
 
 
 def print_table(rows: List[dict]) -> None:
-    header = (f'{"task":4} {"input":>9} {"part":13} {"act":>5} {"dense ms":>9} {"DyT ms":>8} '
+    header = (f'{"task":11} {"input":>9} {"part":16} {"act":>5} {"dense ms":>9} {"DyT ms":>8} '
               f'{"speedup":>7} {"dense GF":>9} {"DyT GF":>8} {"FLOP ratio":>10} '
               f'{"speedup/FLOP ratio":>18}')
     print(header)
@@ -152,7 +181,7 @@ def print_table(rows: List[dict]) -> None:
         speedup = row['seconds']['dense'] / row['seconds']['DyT']
         flop_ratio = row['flops']['dense'] / row['flops']['DyT']
         verdict = 'ok' if speedup >= TARGET * flop_ratio else f'below {TARGET}'
-        print(f'{row["task"]:4} {row["size"]:>4}x{row["size"]:<4} {row["part"]:13} '
+        print(f'{row["task"]:11} {row["size"]:>4}x{row["size"]:<4} {row["part"]:16} '
               f'{row["act_rate"]:5.2f} {row["seconds"]["dense"] * 1e3:9.1f} '
               f'{row["seconds"]["DyT"] * 1e3:8.1f} {speedup:7.3f} {row["flops"]["dense"]:9.2f} '
               f'{row["flops"]["DyT"]:8.2f} {flop_ratio:10.3f} '

@@ -11,9 +11,16 @@ DyT models (a DyTViT backbone that dispatches) cost what their active tokens
 cost, so they are counted per image over the first N images of the config's
 ``val_dataloader`` and the mean is reported, with the activation rate and the
 ratio to the dense count (every token through every block part).
+Token reductions (ToMe, EViT) are counted at the token counts each block
+runs; ToMe applies to a trained DyT checkpoint at test time, e.g.
+``--cfg-options model.backbone.token_reduction.type=ToMe
+model.backbone.token_reduction.r=8``.
 The model is built as the Runner builds it (:func:`mmvitdyn.apis.init_model`),
 so images are normalised as in training and evaluation. ``--out`` also writes
 the figures (per-image FLOPs and activation rates included) as JSON.
+Parameters: the whole model's, and for a DyT backbone the paper's "Params (M)"
+figure apart: its adapters and token dispatchers (what DyT trains in the
+frozen ViT), head excluded.
 """
 import argparse
 import os.path as osp
@@ -28,6 +35,7 @@ from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.models.layers import is_dyt_param
 from mmvitdyn.utils import dump_json_atomically
 
 
@@ -66,10 +74,21 @@ def default_shape(model: torch.nn.Module) -> Tuple[int, int]:
     return grid[0] * patch, grid[1] * patch
 
 
+def dyt_params(backbone: torch.nn.Module) -> int:
+    """Parameters of the adapters and token dispatchers of a DyT backbone."""
+    return sum(p.numel() for name, p in backbone.named_parameters() if is_dyt_param(name))
+
+
 def report_params(model: torch.nn.Module) -> dict:
     total, trainable = count_params(model), count_params(model, trainable_only=True)
     print(f'Params:           {total / 1e6:.3f} M (trainable {trainable / 1e6:.3f} M)')
-    return dict(params=total, trainable_params=trainable)
+    figures = dict(params=total, trainable_params=trainable)
+    backbone = find_dyt_backbone(model)
+    if backbone is not None:
+        figures['dyt_params'] = dyt_params(backbone)
+        print(f'DyT params:       {figures["dyt_params"] / 1e6:.3f} M (the paper\'s "Params (M)": '
+              'adapters + dispatchers of the backbone, head excluded)')
+    return figures
 
 
 def static_report(model: torch.nn.Module, shape: Tuple[int, int]) -> dict:

@@ -16,6 +16,8 @@ TOOLS = {
     'jax': 'timm2mmvitdyn.py',
     'mmpretrain': 'mmpretrain2mmvitdyn.py',
     'dyt': 'dyt2mmvitdyn.py',
+    'dinov2': 'timm2mmvitdyn.py',
+    'openai_clip': 'timm2mmvitdyn.py',
 }
 
 
@@ -36,7 +38,22 @@ def summary(info: dict, fmt: str, dst: str, classifier: bool) -> str:
     if info['adapter_bottleneck'] or info['dispatch_parts']:
         lines.append(f'  DyT: adapter bottleneck={info["adapter_bottleneck"]} '
                      f'dispatchers={info["dispatch_parts"]}')
+        lines.append('  DyTViT needs: ' + ', '.join(dyt_switches(info)))
     return '\n'.join(lines)
+
+
+def dyt_switches(info: dict) -> List[str]:
+    """The DyTViT settings a converted DyT checkpoint (``describe_checkpoint``) needs."""
+    switches = [
+        'dispatch=None' if info['keep_layers'] is None else f'keep_layers={info["keep_layers"]}'
+    ]
+    if info['adapter_scale'] is None:
+        switches.append('adapter_cfg.scale=<the value it was trained with: not stored>')
+    else:
+        switches.append(f'adapter_cfg.scale={info["adapter_scale"]!r}')
+    switches.append("adapter_cfg.layer_norm='in' or 'out' (as trained: the keys do not say which)"
+                    if info['adapter_layer_norm'] else 'adapter_cfg.layer_norm=None')
+    return switches
 
 
 def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] = None) -> str:

@@ -2,8 +2,12 @@
 
     python tools/model_converters/dyt2mmvitdyn.py SRC DST [--classifier] [--trust-checkpoint]
 
-The adapter scale is not stored in the checkpoint: set the config's
-``adapter_cfg.scale`` to the value it was trained with (the official code's ``--scale``).
+The summary ends with the DyTViT settings the checkpoint needs: ``keep_layers``
+(dispatchers from block k on), ``adapter_cfg.scale`` ('learnable' when the
+checkpoint stores the scale; otherwise the value it was trained with, the
+official code's ``--scale``) and ``adapter_cfg.layer_norm`` (the official key
+``adapter_layer_norm_before`` serves 'in' and 'out' alike: set the one it was
+trained with). Keys no DyTViT setting holds are refused by name.
 With ``--classifier`` the result loads with ``load_from`` (a backbone
 ``init_cfg`` re-initialises adapters and dispatchers after loading).
 """

@@ -1,8 +1,12 @@
 # VTAB-1K as prepared in the PEFT literature (NOAH, VPT, DyT): one folder per
 # task, data/vtab-1k/<task>/, holding the images and list files of
 # "relative/path label" lines. Models train on train800val200.txt (1,000
-# images) and are evaluated on test.txt. Images are resized to 224 with no
-# augmentation and normalised with ImageNet statistics.
+# images) and are evaluated on test.txt. Images are resized to 224x224
+# (PIL bicubic) with no augmentation, as the public DyT main_vtab.py does. The
+# ImageNet statistics below serve models without a data_preprocessor of
+# their own; a model whose checkpoint expects others sets
+# model.data_preprocessor, which the Runner uses instead (the DyT model base
+# does, for the in21k ViT's mean = std = 127.5).
 #
 # A task config overrides the data root. The dataloaders below are built when
 # this file is read, so changing ``vtab_task`` alone does not reach them; a
@@ -14,7 +18,6 @@
 #   train_dataloader = dict(dataset=dict(data_root=data_root))
 #   val_dataloader = dict(dataset=dict(data_root=data_root))
 #   test_dataloader = val_dataloader
-#   data_preprocessor = dict(num_classes=47)
 #   model = dict(head=dict(num_classes=47))
 #
 # Classes per task: cifar 100, caltech101 102, dtd 47, oxford_flowers102 102,
@@ -27,7 +30,6 @@ dataset_type = 'FileCheckedCustomDataset'
 vtab_task = 'cifar'
 data_root = f'data/vtab-1k/{vtab_task}'
 data_preprocessor = dict(
-    num_classes=100,
     # RGB format normalization parameters
     mean=[123.675, 116.28, 103.53],
     std=[58.395, 57.12, 57.375],
@@ -37,7 +39,7 @@ data_preprocessor = dict(
 
 pipeline = [
     dict(type='LoadImageFromFile'),
-    dict(type='Resize', scale=224, interpolation='bicubic'),
+    dict(type='Resize', scale=224, backend='pillow', interpolation='bicubic'),
     dict(type='PackInputs'),
 ]
 

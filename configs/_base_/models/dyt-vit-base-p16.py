@@ -11,9 +11,19 @@
 #   python tools/model_converters/timm2mmvitdyn.py \
 #       jx_vit_base_patch16_224_in21k-e5005f0a.pth checkpoints/vit-base-p16_in21k.pth
 # (or ViT-B_16.npz, or an AugReg in21k .npz, as SRC).
+#
+# Input normalisation belongs to that checkpoint: Google's in21k ViT expects
+# RGB pixels mapped to [-1, 1], mean = std = 127.5 (the public DyT scripts'
+# IMAGENET_INCEPTION_MEAN/STD). It sits inside ``model``: the Runner and
+# mmvitdyn.apis.init_model use a config's top-level ``data_preprocessor`` (a
+# data set base's statistics) only for a model without its own, so no data
+# set base can replace it. A data set whose loader gives RGB already (e.g.
+# mmpretrain's CIFAR) sets ``model.data_preprocessor.to_rgb=False``.
 custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)
 model = dict(
     type='DyTImageClassifier',
+    data_preprocessor=dict(
+        type='ClsDataPreprocessor', mean=[127.5] * 3, std=[127.5] * 3, to_rgb=True),
     # L = CE(dynamic) + CE(complete) + KL(complete || dynamic) + 2 * L_rate
     complete_loss=True,
     distill_loss=True,
@@ -23,7 +33,7 @@ model = dict(
         arch='base',
         img_size=224,
         patch_size=16,
-        drop_path_rate=0.1,
+        drop_path_rate=0.0,  # the public scripts' --drop_path 0.0 (VTAB-1K and full data)
         out_type='cls_token',
         dispatch='mlp',
         target_rate=0.5,
@@ -38,4 +48,5 @@ model = dict(
         num_classes=1000,
         in_channels=768,
         loss=dict(type='CrossEntropyLoss', loss_weight=1.0),
-        init_cfg=dict(type='TruncNormal', layer='Linear', std=.02)))
+        # re-initialised as the public scripts do (trunc-normal std 0.01, after MoCo v3)
+        init_cfg=dict(type='TruncNormal', layer='Linear', std=0.01)))

@@ -12,12 +12,18 @@
 # (an MAE checkpoint, ViTDet's own choice, loads the same way). The class-token
 # slot of its 14x14 pos_embed is dropped and the grid interpolated per input;
 # the relative-position tables, which it lacks, start at zero and train.
+# Input normalisation follows that checkpoint: mean = std = 127.5 on RGB,
+# in the model's data_preprocessor (no data set base can change it). With
+# an MAE checkpoint, set ViTDet's ImageNet mean/std instead:
+#   model.data_preprocessor.mean=[123.675,116.28,103.53]
+#   model.data_preprocessor.std=[58.395,57.12,57.375]
 _base_ = ['mmdet::_base_/models/mask-rcnn_r50_fpn.py']
 custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)
 
 norm_cfg = dict(type='LN2d', requires_grad=True)
 model = dict(
     type='DyTMaskRCNN',
+    data_preprocessor=dict(mean=[127.5] * 3, std=[127.5] * 3, bgr_to_rgb=True),
     rate_loss_weight=2.0,  # detection losses + 2 * L_rate
     backbone=dict(
         _delete_=True,

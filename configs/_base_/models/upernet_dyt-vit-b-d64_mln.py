@@ -8,11 +8,15 @@
 # Weights: the ImageNet-21k ViT-B/16, converted once
 #   python tools/model_converters/timm2mmvitdyn.py \
 #       jx_vit_base_patch16_224_in21k-e5005f0a.pth checkpoints/vit-base-p16_in21k.pth
+# Its input normalisation, mean = std = 127.5 on RGB (the public DyT
+# segmentation config's img_norm_cfg), sits in the model's
+# data_preprocessor, where mmseg keeps it: no data set base can change it.
 _base_ = ['mmseg::_base_/models/upernet_vit-b16_ln_mln.py']
 custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)
 
 model = dict(
     type='DyTEncoderDecoder',
+    data_preprocessor=dict(mean=[127.5] * 3, std=[127.5] * 3, bgr_to_rgb=True),
     rate_loss_weight=2.0,  # segmentation losses + 2 * L_rate
     pretrained=None,
     backbone=dict(

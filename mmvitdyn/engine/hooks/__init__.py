@@ -1,6 +1,10 @@
 from .atomic_checkpoint_hook import AtomicCheckpointHook
+from .best_over_epochs_hook import BestOverEpochsHook
 from .dispatch_rate_hook import DispatchRateHook
 from .epoch_seed_hook import EpochSeedHook
 from .gumbel_temperature_hook import GumbelTemperatureHook
 
-__all__ = ['AtomicCheckpointHook', 'DispatchRateHook', 'EpochSeedHook', 'GumbelTemperatureHook']
+__all__ = [
+    'AtomicCheckpointHook', 'BestOverEpochsHook', 'DispatchRateHook', 'EpochSeedHook',
+    'GumbelTemperatureHook'
+]

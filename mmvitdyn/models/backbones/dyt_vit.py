@@ -1,12 +1,13 @@
 """DyT: a frozen ViT with adapters and token dispatchers (Dynamic Tuning)."""
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 from mmengine.registry import MODELS
 from torch import nn
 
 from ..layers import DISPATCH_PARTS, DyTBlock, is_dyt_param
+from ..layers.adapter import ADAPTER_LAYER_NORMS, LEARNABLE_SCALE
 from .vit import ViT
 
 
@@ -22,20 +23,44 @@ class DyTViT(ViT):
     and ``dispatch=None, adapter_cfg=None, freeze_pretrained=False`` is full
     fine-tuning.
 
+    Switches of the official code (github.com/NUS-HPC-AI-Lab/Dynamic-Tuning)
+    that its training scripts leave off but a checkpoint may carry:
+    ``keep_layers`` (its ``select_config.keep_layers``), a learnable adapter
+    scale (``adapter_cfg.scale='learnable'``, its ``ffn_adapter_scalar=
+    'learnable_scalar'``) and an adapter LayerNorm (``adapter_cfg.layer_norm``,
+    its ``ffn_adapter_layernorm_option``). Its per-layer minimum-activation
+    hinge (``token_minimal``) is a loss setting of the DyT models
+    (:class:`~mmvitdyn.models.dyt_objective.DyTObjectiveMixin`).
+
     Args:
         dispatch (str, optional): 'mlp' (default), 'attn', 'attn_mlp',
             'layer', or None.
         target_rate (float): Wanted fraction of active patch tokens, in (0, 1].
             Defaults to 0.5.
-        adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (s),
-            ``dropout`` and ``num_experts`` (> 1 gives the MoE-adapter).
-            Defaults to d=64, s=0.1, dropout 0.1, one expert. None: no adapter.
+        keep_layers (int): Blocks before this index have no dispatcher (every
+            token runs them); rates, rate losses and FLOP savings come from
+            blocks ``keep_layers`` to the last. Defaults to 0 (every block).
+        adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (s, a
+            float, or 'learnable': a parameter (1,) initialised to 1),
+            ``dropout``, ``num_experts`` (> 1 gives the MoE-adapter) and
+            ``layer_norm`` (None; 'in': LayerNorm on the adapter's input;
+            'out': on its scaled output). Defaults to d=64, s=0.1, dropout
+            0.1, one expert, no LayerNorm. None: no adapter.
         dispatcher_cfg (dict): ``tau`` (Gumbel temperature, default 5) and
-            ``gumbel`` (False trains with a plain sigmoid, "DyT-").
-        freeze_pretrained (bool): Freeze everything but adapters and
-            dispatchers. Defaults to True.
+            ``gumbel`` (False trains with a plain sigmoid, "DyT-"), ``mode``
+            ('threshold', DyT's rule, or 'topk': every image keeps exactly
+            round(target_rate * N) patch tokens per dispatched part).
+        freeze_pretrained (bool): Freeze everything but adapters,
+            dispatchers and the ``pyramid``. Defaults to True.
         unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.
             'norm', 'blocks.11') that train although frozen otherwise.
+        token_reduction (dict, optional): Config of a token reduction that
+            shrinks the sequence inside the blocks (``dict(type='ToMe', r=8)``,
+            ``dict(type='EViT', keep_rate=0.7)``; see
+            :mod:`mmvitdyn.models.token_reduction`), with dispatch None or
+            'mlp'; it has no parameters, so it applies to a trained model at
+            test time. Needs ``out_type='cls_token'`` and the last block as
+            output. Defaults to None.
         **kwargs: Arguments of :class:`ViT`.
     """
 
@@ -43,24 +68,43 @@ class DyTViT(ViT):
                  *args,
                  dispatch: Optional[str] = 'mlp',
                  target_rate: float = 0.5,
+                 keep_layers: int = 0,
                  adapter_cfg: Optional[dict] = dict(
                      bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
                  dispatcher_cfg: dict = dict(tau=5.0, gumbel=True),
                  freeze_pretrained: bool = True,
                  unfreeze: Sequence[str] = (),
+                 token_reduction: Optional[dict] = None,
                  **kwargs):
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
             raise ValueError(
                 f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
         if not 0 < target_rate <= 1:
             raise ValueError(f'target_rate={target_rate} must lie in (0, 1]')
+        if not isinstance(keep_layers, int) or keep_layers < 0:
+            raise ValueError(f'keep_layers={keep_layers!r} must be an int >= 0')
+        if keep_layers and dispatch is None:
+            raise ValueError(f'keep_layers={keep_layers} chooses the blocks that dispatch, '
+                             'but dispatch=None: set dispatch or keep_layers=0')
         if adapter_cfg is not None:
             adapter_cfg = self._check_adapter_cfg(adapter_cfg)
         self.dispatch = dispatch
         self.target_rate = target_rate
+        self.keep_layers = keep_layers
         self.adapter_cfg = adapter_cfg
         self.dispatcher_cfg = dict(dispatcher_cfg)
+        if self.dispatcher_cfg.get('mode') == 'topk':
+            if 'keep_rate' in self.dispatcher_cfg:
+                raise ValueError(f"dispatcher_cfg.keep_rate={self.dispatcher_cfg['keep_rate']} "
+                                 "is not a setting: mode='topk' keeps target_rate of the tokens")
+            self.dispatcher_cfg['keep_rate'] = target_rate
         super().__init__(*args, **kwargs)
+        if keep_layers and keep_layers >= self.num_layers:
+            raise ValueError(f'keep_layers={keep_layers} must be < the {self.num_layers} blocks '
+                             f'(allowed: 0..{self.num_layers - 1}); dispatch=None turns '
+                             'dispatch off')
+        self.token_reduction = self._build_token_reduction(token_reduction)
+        self.last_reduction = None
         self.unfreeze = tuple(unfreeze)
         self.freeze_pretrained = freeze_pretrained
         if freeze_pretrained:
@@ -69,7 +113,7 @@ class DyTViT(ViT):
     @staticmethod
     def _check_adapter_cfg(cfg: dict) -> dict:
         cfg = dict(cfg)
-        allowed = {'bottleneck', 'scale', 'dropout', 'num_experts'}
+        allowed = {'bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm'}
         unknown = set(cfg) - allowed
         if unknown:
             raise ValueError(
@@ -81,11 +125,42 @@ class DyTViT(ViT):
             raise ValueError(f"adapter_cfg.num_experts must be >= 1, got {cfg['num_experts']}")
         if not 0 <= cfg.get('dropout', 0.1) < 1:
             raise ValueError(f"adapter_cfg.dropout must lie in [0, 1), got {cfg['dropout']}")
+        scale = cfg.get('scale', 0.1)
+        is_number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
+        if not (is_number or scale == LEARNABLE_SCALE):
+            raise ValueError(f'adapter_cfg.scale={scale!r} must be a number or '
+                             f'{LEARNABLE_SCALE!r}')
+        if cfg.get('layer_norm') not in ADAPTER_LAYER_NORMS:
+            raise ValueError(f"adapter_cfg.layer_norm={cfg['layer_norm']!r} is not one of "
+                             f'{ADAPTER_LAYER_NORMS}')
         return cfg
+
+    def _build_token_reduction(self, cfg: Optional[dict]) -> Optional[nn.Module]:
+        if cfg is None:
+            return None
+        if self.dispatch not in (None, 'mlp'):
+            raise ValueError(f'token_reduction={cfg} needs an ungated attention: dispatch='
+                             f"{self.dispatch!r} is not allowed with it (allowed: None, 'mlp')")
+        if self.out_type != 'cls_token' or self.out_indices != (self.num_layers - 1, ):
+            raise ValueError(f'token_reduction={cfg} changes the token grid: it needs '
+                             f"out_type='cls_token' (got {self.out_type!r}) and out_indices=-1 "
+                             f'(got {self.out_indices})')
+        reduction = MODELS.build(cfg)
+        reduction.check(self.num_layers, self.num_extra_tokens)
+        return reduction
+
+    def block_kwargs(self, grid: Tuple[int, int]) -> dict:
+        """A fresh :class:`ReductionPass` for the blocks of this forward (kept as
+        :attr:`last_reduction`) when there is a token reduction."""
+        kwargs = super().block_kwargs(grid)
+        if self.token_reduction is not None:
+            self.last_reduction = self.token_reduction.start(self.num_extra_tokens)
+            kwargs['reduction'] = self.last_reduction
+        return kwargs
 
     def build_block(self, index: int, **kwargs) -> nn.Module:
         return DyTBlock(
-            dispatch=self.dispatch,
+            dispatch=self.dispatch if index >= self.keep_layers else None,
             adapter_cfg=self.adapter_cfg,
             dispatcher_cfg=self.dispatcher_cfg,
             num_extra_tokens=self.num_extra_tokens,
@@ -95,8 +170,9 @@ class DyTViT(ViT):
         return (m for m in self.modules() if isinstance(m, DyTBlock))
 
     def is_trainable_name(self, name: str) -> bool:
-        """Whether parameter ``name`` trains while the pretrained weights are frozen."""
-        if is_dyt_param(name):
+        """Whether parameter ``name`` trains while the pretrained weights are frozen:
+        DyT's parts, the ``pyramid`` (new, not pretrained) and what ``unfreeze`` names."""
+        if is_dyt_param(name) or name.startswith('pyramid.'):
             return True
         return any(name == u or name.startswith(u + '.') for u in self.unfreeze)
 

@@ -25,7 +25,10 @@ class DyTViTDet(DyTViT):
     embedding keeps the pre-training grid (``img_size / patch_size``) and is
     interpolated to each input's grid. Outputs are (B, C, h, w) maps of the
     blocks in ``out_indices``: the last block alone for ViTDet's simple
-    feature pyramid (stride 16), several for UperNet.
+    feature pyramid (stride 16), several for UperNet. A grid that is not a
+    multiple of the window (ViTDet's 1024 input: 64 tokens, windows of 14)
+    is padded with zero tokens that the windows attend to, as in ViTDet and
+    SAM, so their checkpoints give the features they were trained with.
 
     Token dispatch works as in :class:`DyTViT` with MLP dispatch (the
     default): windowed and global attention run on every token, the MLP on
@@ -54,6 +57,9 @@ class DyTViTDet(DyTViT):
         input_size (int): Input side the global blocks' relative-position
             tables are made for (ViTDet: 1024); others interpolate them.
             Defaults to 1024.
+        window_padding (str): 'zero' (ViTDet, SAM: zero tokens after
+            ``norm1``, attended to) or 'masked' (padded keys masked out).
+            Defaults to 'zero'.
         train_rel_pos (bool): With ``freeze_pretrained``, train the
             relative-position tables too (a plain ViT checkpoint has none).
             Defaults to True.
@@ -75,6 +81,7 @@ class DyTViTDet(DyTViT):
                  global_indices: Sequence[int] = (2, 5, 8, 11),
                  use_rel_pos: bool = True,
                  input_size: int = 1024,
+                 window_padding: str = 'zero',
                  train_rel_pos: bool = True,
                  out_indices: Union[int, Sequence[int]] = -1,
                  out_type: str = 'featmap',
@@ -91,6 +98,7 @@ class DyTViTDet(DyTViT):
         self.global_indices = tuple(sorted({i % num_layers for i in global_indices}))
         self.use_rel_pos = use_rel_pos
         self.input_size = input_size
+        self.window_padding = window_padding
         self.train_rel_pos = train_rel_pos
         super().__init__(
             arch=arch,
@@ -105,7 +113,11 @@ class DyTViTDet(DyTViT):
         rel_pos_size = None
         if self.use_rel_pos:
             rel_pos_size = window or self.input_size // self.patch_size
-        attn_layer = partial(RelPosAttention, window_size=window, rel_pos_size=rel_pos_size)
+        attn_layer = partial(
+            RelPosAttention,
+            window_size=window,
+            rel_pos_size=rel_pos_size,
+            window_padding=self.window_padding)
         return super().build_block(index, attn_layer=attn_layer, **kwargs)
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:

@@ -1,5 +1,5 @@
 """Plain Vision Transformer: the foundation DyT and Cluster-Learngene build on."""
-from typing import Dict, Sequence, Tuple, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import torch
 from mmcv.cnn import build_norm_layer
@@ -17,11 +17,19 @@ ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
 
 @MODELS.register_module()
 class ViT(BaseModule):
-    """Vision Transformer (ViT / DeiT) with the mmpretrain backbone contract.
+    """Vision Transformer (ViT, DeiT, MAE, DINOv2, CLIP) with the mmpretrain
+    backbone contract.
 
     Parameter names follow timm (``patch_embed.proj``, ``cls_token``,
     ``pos_embed``, ``blocks.{i}.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}``,
-    ``norm``), so timm/DeiT checkpoints load with few key changes.
+    ``norm``), so timm/DeiT checkpoints load with few key changes. The tokens are
+    ``[class, distillation?, registers..., patches]``; the position embedding
+    covers the class and distillation tokens and the patches, registers carry
+    none (DINOv2's layout). Family settings (see ``configs/dyt/``): DINOv2 is
+    ``patch_size=14, layer_scale_init_value=1e-5`` (``num_reg_tokens=4`` with
+    registers); CLIP is ``pre_norm=True``, LayerNorm eps 1e-5 and, for
+    OpenAI's towers, ``act_cfg=dict(type='QuickGELU')``; distilled DeiT is
+    ``dist_token=True``; MAE is the plain ViT.
 
     Args:
         arch (str | dict): A key of :attr:`arch_zoo` ('tiny', 'small', 'base',
@@ -45,6 +53,28 @@ class ViT(BaseModule):
         out_type (str): 'raw' (B, 1+N, C), 'cls_token' (B, C), 'featmap'
             (B, C, h, w) or 'avg_featmap' (B, C). Defaults to 'cls_token'.
         interpolate_mode (str): Mode for resizing the position embedding.
+        pyramid (dict, optional): Config of a module turning the tuple of
+            ``out_indices`` maps into a feature pyramid inside the backbone,
+            as BEiT does (e.g. ``dict(type='RescalePyramid')``), built with
+            ``in_channels=embed_dims``; needs ``out_type='featmap'``. It is
+            new (not pretrained): a DyT backbone trains it. Defaults to None.
+        layer_scale_init_value (float, optional): LayerScale on both residual
+            branches of every block, initialised to this (DINOv2: 1e-5); None
+            for none. Defaults to None.
+        num_reg_tokens (int): Register tokens after the class (and
+            distillation) token, without position embedding (DINOv2 with
+            registers: 4). Defaults to 0.
+        dist_token (bool): A distillation token after the class token, as
+            distilled DeiT; ``out_type='cls_token'`` then returns the pair
+            (class token, distillation token), each (B, C), what mmpretrain's
+            ``DeiTClsHead`` reads. Defaults to False.
+        pre_norm (bool): A norm (``norm_pre``) on the tokens before the
+            blocks, and no bias in the patch projection, as CLIP. Defaults
+            to False.
+        act_cfg (dict): Activation of the MLPs. Defaults to ``dict(type='GELU')``.
+        interpolate_antialias (bool): Anti-aliased position-embedding
+            interpolation, as timm resamples (``dynamic_img_size``).
+            Defaults to False.
         init_cfg (dict | list, optional): Initialisation config; use
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
@@ -77,6 +107,13 @@ class ViT(BaseModule):
                  final_norm: bool = True,
                  out_type: str = 'cls_token',
                  interpolate_mode: str = 'bicubic',
+                 pyramid: Optional[dict] = None,
+                 layer_scale_init_value: Optional[float] = None,
+                 num_reg_tokens: int = 0,
+                 dist_token: bool = False,
+                 pre_norm: bool = False,
+                 act_cfg: dict = dict(type='GELU'),
+                 interpolate_antialias: bool = False,
                  init_cfg: Union[dict, list] = [
                      dict(type='TruncNormal', layer=['Linear', 'Conv2d'], std=.02, bias=0.),
                      dict(type='Constant', layer='LayerNorm', val=1., bias=0.)
@@ -88,21 +125,41 @@ class ViT(BaseModule):
         if out_type not in self.OUT_TYPES:
             raise ValueError(f'out_type={out_type!r} is not supported; choose one of '
                              f'{sorted(self.OUT_TYPES)}')
+        if pyramid is not None and out_type != 'featmap':
+            raise ValueError(f"pyramid={pyramid} turns maps into a pyramid and needs "
+                             f"out_type='featmap', got out_type={out_type!r}")
         self.out_type = out_type
         self.out_indices = self._parse_out_indices(out_indices, self.num_layers)
         self.final_norm = final_norm
         self.interpolate_mode = interpolate_mode
+        self.interpolate_antialias = interpolate_antialias
         self.patch_size = patch_size
         self.patch_resolution = (img_size // patch_size, img_size // patch_size)
+        # The class attribute is the class-token count (0: none, as ViTDet);
+        # the instance's adds the distillation and register tokens.
+        if not self.num_extra_tokens and (dist_token or num_reg_tokens):
+            raise ValueError(f'{type(self).__name__} has no class token: dist_token='
+                             f'{dist_token} and num_reg_tokens={num_reg_tokens} must be '
+                             'False and 0')
+        if not isinstance(num_reg_tokens, int) or num_reg_tokens < 0:
+            raise ValueError(f'num_reg_tokens={num_reg_tokens!r} must be an int >= 0')
+        self.num_extra_tokens = self.num_extra_tokens + int(dist_token) + num_reg_tokens
+        # Extra tokens with a position embedding: the class and distillation tokens.
+        self.num_pos_extra_tokens = self.num_extra_tokens - num_reg_tokens
 
-        self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims)
+        self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims, bias=not pre_norm)
         num_patches = self.patch_resolution[0] * self.patch_resolution[1]
         # Backbones without extra tokens (num_extra_tokens = 0) have no class token.
         self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) \
             if self.num_extra_tokens else None
+        self.dist_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) if dist_token else None
+        self.reg_token = nn.Parameter(torch.zeros(1, num_reg_tokens, self.embed_dims)) \
+            if num_reg_tokens else None
         self.pos_embed = nn.Parameter(
-            torch.zeros(1, num_patches + self.num_extra_tokens, self.embed_dims))
+            torch.zeros(1, num_patches + self.num_pos_extra_tokens, self.embed_dims))
         self.pos_drop = nn.Dropout(drop_rate)
+        self.norm_pre = build_norm_layer(norm_cfg, self.embed_dims)[1] if pre_norm \
+            else nn.Identity()
         self._register_load_state_dict_pre_hook(self._resize_pos_embed_on_load)
 
         drop_path_rates = torch.linspace(0, drop_path_rate, self.num_layers).tolist()
@@ -116,9 +173,13 @@ class ViT(BaseModule):
                 qkv_bias=qkv_bias,
                 drop=drop_rate,
                 drop_path=drop_path_rates[i],
-                norm_cfg=norm_cfg) for i in range(self.num_layers)
+                norm_cfg=norm_cfg,
+                layer_scale_init=layer_scale_init_value,
+                act_cfg=act_cfg) for i in range(self.num_layers)
         ])
         self.norm = build_norm_layer(norm_cfg, self.embed_dims)[1] if final_norm else nn.Identity()
+        self.pyramid = MODELS.build(dict(in_channels=self.embed_dims, **pyramid)) \
+            if pyramid is not None else None
 
     def build_block(self, index: int, **kwargs) -> nn.Module:
         """Block ``index`` of the encoder; subclasses return their own block."""
@@ -167,45 +228,56 @@ class ViT(BaseModule):
             return
         super().init_weights()
         trunc_normal_(self.pos_embed, std=.02)
-        if self.cls_token is not None:
-            trunc_normal_(self.cls_token, std=.02)
+        for token in (self.cls_token, self.dist_token, self.reg_token):
+            if token is not None:
+                trunc_normal_(token, std=.02)
 
     def _resize_pos_embed_on_load(self, state_dict, prefix, *args, **kwargs):
         """Load-state-dict pre-hook: interpolate a checkpoint's square pos_embed grid."""
         key = prefix + 'pos_embed'
         if key not in state_dict or state_dict[key].shape == self.pos_embed.shape:
             return
-        ckpt_tokens = state_dict[key].shape[1] - self.num_extra_tokens
+        ckpt_tokens = state_dict[key].shape[1] - self.num_pos_extra_tokens
         side = int(ckpt_tokens**0.5)
         if side * side != ckpt_tokens:
             raise ValueError(f'checkpoint {key} has {ckpt_tokens} patch tokens, not a square grid')
         MMLogger.get_current_instance().info(
             f'Resize {key} from grid {(side, side)} to {self.patch_resolution}')
         state_dict[key] = resize_pos_embed(state_dict[key], (side, side), self.patch_resolution,
-                                           self.num_extra_tokens, self.interpolate_mode)
+                                           self.num_pos_extra_tokens, self.interpolate_mode,
+                                           self.interpolate_antialias)
 
     def embed(self, x: torch.Tensor) -> Tuple[torch.Tensor, Tuple[int, int]]:
-        """Images (B, 3, H, W) -> tokens (B, extra + h*w, C) with position, and grid (h, w)."""
+        """Images (B, 3, H, W) -> tokens (B, extra + h*w, C) with position (and
+        ``norm_pre``), and the grid (h, w); registers are inserted after the
+        position embedding, which they do not have."""
         x, grid = self.patch_embed(x)
-        if self.cls_token is not None:
-            x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
-        x = x + resize_pos_embed(self.pos_embed, self.patch_resolution, grid, self.num_extra_tokens,
-                                 self.interpolate_mode)
-        return self.pos_drop(x), grid
+        b = x.shape[0]
+        prefix = [t.expand(b, -1, -1) for t in (self.cls_token, self.dist_token) if t is not None]
+        x = torch.cat([*prefix, x], dim=1)
+        x = x + resize_pos_embed(self.pos_embed, self.patch_resolution, grid,
+                                 self.num_pos_extra_tokens, self.interpolate_mode,
+                                 self.interpolate_antialias)
+        if self.reg_token is not None:
+            n = self.num_pos_extra_tokens
+            x = torch.cat([x[:, :n], self.reg_token.expand(b, -1, -1), x[:, n:]], dim=1)
+        return self.norm_pre(self.pos_drop(x)), grid
 
     def format_output(self, x: torch.Tensor, grid: Tuple[int, int]) -> torch.Tensor:
-        """Tokens (B, 1 + h*w, C) -> the output selected by ``out_type``."""
+        """Tokens (B, extra + h*w, C) -> the output selected by ``out_type``
+        (with a distillation token, 'cls_token' gives the pair (B, C), (B, C))."""
         if self.out_type == 'raw':
             return x
         if self.out_type == 'cls_token':
-            return x[:, 0]
+            return (x[:, 0], x[:, 1]) if self.dist_token is not None else x[:, 0]
         patches = x[:, self.num_extra_tokens:]
         if self.out_type == 'featmap':
             return patches.transpose(1, 2).reshape(x.shape[0], -1, *grid)
         return patches.mean(dim=1)
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        """Images (B, 3, H, W) -> one output per ``out_indices`` entry."""
+        """Images (B, 3, H, W) -> one output per ``out_indices`` entry (each
+        rescaled by the ``pyramid`` when there is one)."""
         x, grid = self.embed(x)
         block_kwargs = self.block_kwargs(grid)
         outs = []
@@ -215,7 +287,7 @@ class ViT(BaseModule):
                 x = self.norm(x)
             if i in self.out_indices:
                 outs.append(self.format_output(x, grid))
-        return tuple(outs)
+        return tuple(outs) if self.pyramid is None else self.pyramid(tuple(outs))
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
         """Keyword arguments of every block's forward besides the tokens (none here;
@@ -235,7 +307,7 @@ class ViT(BaseModule):
         if not param_name.startswith(prefix):
             return num_depths - 1, num_depths
         name = param_name[len(prefix):]
-        if name in ('cls_token', 'pos_embed') or name.startswith('patch_embed'):
+        if name in self.no_weight_decay() or name.startswith(('patch_embed', 'norm_pre')):
             return 0, num_depths
         if name.startswith('blocks.'):
             return int(name.split('.')[1]) + 1, num_depths
@@ -243,4 +315,4 @@ class ViT(BaseModule):
 
     def no_weight_decay(self) -> set:
         """Parameter names an optimiser should not decay."""
-        return {'pos_embed', 'cls_token'}
+        return {'pos_embed', 'cls_token', 'dist_token', 'reg_token'}

@@ -1,4 +1,5 @@
 """Image classifier trained with DyT's losses."""
+import contextlib
 from typing import Dict, List, Optional
 
 import torch
@@ -7,6 +8,7 @@ from mmengine.optim import OptimWrapper
 from mmengine.registry import MODELS
 from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
+from torch import nn
 
 from ..dyt_objective import DyTObjectiveMixin
 
@@ -35,9 +37,11 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
             + rate_loss_weight * (mean activation - target_rate)^2
 
     (z' detached in the KL term). The complete pass is back-propagated before
-    the dynamic pass runs, so the two graphs are never held together. Under
-    a distributed wrapper (which calls :meth:`loss` instead of
-    :meth:`train_step`) both passes share one graph: same gradients, more memory.
+    the dynamic pass runs, so the two graphs are never held together.
+    Distributed training runs the same step through
+    ``TwoPassDistributedDataParallel`` (mmvitdyn.engine), which the tools
+    choose for this model; mmengine's own wrapper would call :meth:`loss`
+    (both passes in one graph: same gradients, more memory).
 
     Args:
         complete_loss (bool): Add CE of the complete pass. Defaults to True.
@@ -73,8 +77,27 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
             losses.update(self.rate_terms())
         return losses
 
+    def forward(self,
+                inputs: torch.Tensor,
+                data_samples: Optional[List[DataSample]] = None,
+                mode: str = 'tensor',
+                teacher: Optional[torch.Tensor] = None):
+        """ImageClassifier's modes, plus the two passes of :meth:`two_pass_step`:
+        'complete' (logits (B, num_classes) of :meth:`complete_logits`) and
+        'dynamic_loss' (the dict of :meth:`dynamic_losses`, given ``teacher``).
+
+        They are modes of ``forward`` so that a distributed wrapper runs them
+        through its own forward (where DDP prepares its gradient all-reduce).
+        """
+        if mode == 'complete':
+            return self.complete_logits(inputs)
+        if mode == 'dynamic_loss':
+            return self.dynamic_losses(inputs, data_samples, teacher)
+        return super().forward(inputs, data_samples, mode)
+
     def loss(self, inputs: torch.Tensor, data_samples: List[DataSample]) -> dict:
-        """All DyT losses in one graph (used under distributed wrappers)."""
+        """All DyT losses in one graph (the same gradients as :meth:`train_step`,
+        with both passes' graphs held at once)."""
         losses = {}
         teacher = None
         if self.needs_complete_pass:
@@ -87,20 +110,45 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
 
     def train_step(self, data, optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:
         """One DyT step: complete pass back-propagated first, then the dynamic pass."""
+        return self.two_pass_step(data, optim_wrapper, self)
+
+    def two_pass_step(self, data, optim_wrapper: OptimWrapper,
+                      caller: nn.Module) -> Dict[str, torch.Tensor]:
+        """The training step, with both passes' forwards called through ``caller``.
+
+        The complete pass's loss is back-propagated (its graph freed) before
+        the dynamic pass runs; without ``complete_loss`` the complete pass only
+        gives the distillation teacher and builds no graph.
+
+        Args:
+            data (dict): A batch of the data loader.
+            optim_wrapper (OptimWrapper): Its gradient-accumulation counters
+                count the step once.
+            caller (nn.Module): This model, or a DistributedDataParallel
+                wrapper of it: then the complete pass runs under
+                ``caller.no_sync()`` and its gradients, accumulated locally,
+                are all-reduced with the dynamic pass's in that pass's backward
+                (once per iteration).
+
+        Returns:
+            dict: Losses and activation rates to log.
+        """
+        first_pass = getattr(caller, 'no_sync', contextlib.nullcontext)
         logged = {}
-        with optim_wrapper.optim_context(self):
+        with optim_wrapper.optim_context(caller):
             data = self.data_preprocessor(data, True)
             inputs, data_samples = data['inputs'], data['data_samples']
             teacher = None
             if self.needs_complete_pass:
-                complete = self.complete_logits(inputs)
-                if self.complete_loss:
-                    loss_complete = self.head._get_loss(complete, data_samples)['loss']
-                    backward_now(optim_wrapper, loss_complete)
-                    logged['loss_cls_complete'] = loss_complete.detach()
+                with first_pass(), torch.set_grad_enabled(self.complete_loss):
+                    complete = caller(inputs, mode='complete')
+                    if self.complete_loss:
+                        loss_complete = self.head._get_loss(complete, data_samples)['loss']
+                        backward_now(optim_wrapper, loss_complete)
+                        logged['loss_cls_complete'] = loss_complete.detach()
                 teacher = complete.detach()
                 del complete
-            losses = self.dynamic_losses(inputs, data_samples, teacher)
+            losses = caller(inputs, data_samples, mode='dynamic_loss', teacher=teacher)
         parsed, log_vars = self.parse_losses(losses)
         optim_wrapper.update_params(parsed)
         log_vars.update(logged)

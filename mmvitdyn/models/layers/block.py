@@ -7,11 +7,12 @@ from mmcv.cnn.bricks import DropPath
 from torch import nn
 
 from .attention import Attention
+from .layer_scale import LayerScale
 from .mlp import Mlp
 
 
 class Block(nn.Module):
-    """x = x + Attn(LN(x)); x = x + MLP(LN(x)).
+    """x = x + LS1(Attn(LN(x))); x = x + LS2(MLP(LN(x))), LS a LayerScale or identity.
 
     Args:
         dim (int): Token width C.
@@ -26,6 +27,10 @@ class Block(nn.Module):
         attn_layer (callable): Builds the attention from ``(dim, num_heads,
             head_dim, qkv_bias, attn_drop, proj_drop)``; e.g. a ``partial`` of
             :class:`RelPosAttention`. Defaults to :class:`Attention`.
+        layer_scale_init (float, optional): Initial value of the LayerScale
+            ``ls1`` / ``ls2`` on both residual branches (DINOv2, CaiT); None for
+            none. Defaults to None.
+        act_cfg (dict): Activation of the MLP. Defaults to ``dict(type='GELU')``.
     """
 
     def __init__(self,
@@ -38,15 +43,20 @@ class Block(nn.Module):
                  attn_drop: float = 0.,
                  drop_path: float = 0.,
                  norm_cfg: dict = dict(type='LN', eps=1e-6),
-                 attn_layer: Callable[..., nn.Module] = Attention):
+                 attn_layer: Callable[..., nn.Module] = Attention,
+                 layer_scale_init: Optional[float] = None,
+                 act_cfg: dict = dict(type='GELU')):
         super().__init__()
         self.norm1 = build_norm_layer(norm_cfg, dim)[1]
         self.attn = attn_layer(dim, num_heads, head_dim, qkv_bias, attn_drop, drop)
         self.norm2 = build_norm_layer(norm_cfg, dim)[1]
-        self.mlp = Mlp(dim, mlp_hidden_dim, drop)
+        self.mlp = Mlp(dim, mlp_hidden_dim, drop, act_cfg)
         self.drop_path = DropPath(drop_path) if drop_path > 0 else nn.Identity()
+        scale = nn.Identity if layer_scale_init is None else (
+            lambda: LayerScale(dim, layer_scale_init))
+        self.ls1, self.ls2 = scale(), scale()
 
     def forward(self, x: torch.Tensor, **attn_kwargs) -> torch.Tensor:
         """(B, N, C) -> (B, N, C); ``attn_kwargs`` go to the attention (e.g. its token grid)."""
-        x = x + self.drop_path(self.attn(self.norm1(x), **attn_kwargs))
-        return x + self.drop_path(self.mlp(self.norm2(x)))
+        x = x + self.drop_path(self.ls1(self.attn(self.norm1(x), **attn_kwargs)))
+        return x + self.drop_path(self.ls2(self.mlp(self.norm2(x))))

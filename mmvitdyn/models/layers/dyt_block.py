@@ -1,5 +1,5 @@
 """Transformer block with DyT adapter and token dispatch."""
-from typing import Dict, Optional
+from typing import Dict, Optional, Union
 
 import torch
 from torch import nn
@@ -31,13 +31,14 @@ def is_dyt_param(name: str) -> bool:
 
 def build_adapter(dim: int,
                   bottleneck: int,
-                  scale: float = 0.1,
+                  scale: Union[float, str] = 0.1,
                   dropout: float = 0.1,
-                  num_experts: int = 1) -> nn.Module:
+                  num_experts: int = 1,
+                  layer_norm: Optional[str] = None) -> nn.Module:
     """An :class:`Adapter`, or a :class:`MoEAdapter` when ``num_experts > 1``."""
     if num_experts > 1:
-        return MoEAdapter(dim, bottleneck, num_experts, scale, dropout)
-    return Adapter(dim, bottleneck, scale, dropout)
+        return MoEAdapter(dim, bottleneck, num_experts, scale, dropout, layer_norm)
+    return Adapter(dim, bottleneck, scale, dropout, layer_norm)
 
 
 class DyTBlock(Block):
@@ -116,22 +117,31 @@ class DyTBlock(Block):
     def _sparse(self) -> bool:
         return not self.training and self.packed
 
-    def forward(self, x: torch.Tensor, **attn_kwargs) -> torch.Tensor:
-        """(B, N, C) -> (B, N, C); ``attn_kwargs`` go to an undispatched attention."""
+    def forward(self, x: torch.Tensor, reduction=None, **attn_kwargs) -> torch.Tensor:
+        """(B, N, C) -> (B, N', C); ``attn_kwargs`` go to an undispatched attention.
+
+        ``reduction`` (a :class:`~mmvitdyn.models.token_reduction.ReductionPass`,
+        ToMe or EViT; needs an ungated attention) runs the attention and then
+        shrinks the tokens to N' before the MLP, its dispatch and the adapter.
+        """
         self.masks = {}
         layer_mask = self._mask('layer', x)
         attn_mask = layer_mask if layer_mask is not None else self._mask('attn', x)
         h = self.norm1(x)
-        if attn_mask is None:
+        if reduction is not None:
+            attn_out = reduction.attend(self.attn, h)
+        elif attn_mask is None:
             attn_out = self.attn(h, **attn_kwargs)
         elif self._sparse():
             attn_out = packed_attention(self.attn, h, attn_mask)
         else:
             attn_out = masked_attention(self.attn, h, attn_mask)
-        x = x + self.drop_path(attn_out)
+        x = x + self.drop_path(self.ls1(attn_out))
+        if reduction is not None:
+            x = reduction.reduce(x)
 
         mlp_mask = layer_mask if layer_mask is not None else self._mask('mlp', x)
-        mlp = lambda t: self.mlp(self.norm2(t))  # noqa: E731
+        mlp = lambda t: self.ls2(self.mlp(self.norm2(t)))  # noqa: E731
         if mlp_mask is None:
             mlp_out = mlp(x)
         else:

@@ -1,21 +1,28 @@
 """Transformer feed-forward network."""
 import torch
+from mmcv.cnn import build_activation_layer
 from torch import nn
 
 
 class Mlp(nn.Module):
-    """Linear -> GELU -> Linear, with dropout after each.
+    """Linear -> activation (GELU) -> Linear, with dropout after each.
 
     Args:
         dim (int): Input and output width C.
         hidden_dim (int): Hidden width.
         drop (float): Dropout probability. Defaults to 0.
+        act_cfg (dict): Activation config, e.g. ``dict(type='QuickGELU')`` for
+            OpenAI CLIP. Defaults to ``dict(type='GELU')`` (exact GELU).
     """
 
-    def __init__(self, dim: int, hidden_dim: int, drop: float = 0.):
+    def __init__(self,
+                 dim: int,
+                 hidden_dim: int,
+                 drop: float = 0.,
+                 act_cfg: dict = dict(type='GELU')):
         super().__init__()
         self.fc1 = nn.Linear(dim, hidden_dim)
-        self.act = nn.GELU()
+        self.act = build_activation_layer(act_cfg)
         self.fc2 = nn.Linear(hidden_dim, dim)
         self.drop = nn.Dropout(drop)
 

@@ -12,12 +12,13 @@ class PatchEmbed(nn.Module):
         patch_size (int): Side of a square patch in pixels.
         in_channels (int): Image channels.
         embed_dims (int): Token width C.
+        bias (bool): Bias in the projection (CLIP has none). Defaults to True.
     """
 
-    def __init__(self, patch_size: int, in_channels: int, embed_dims: int):
+    def __init__(self, patch_size: int, in_channels: int, embed_dims: int, bias: bool = True):
         super().__init__()
         self.patch_size = patch_size
-        self.proj = nn.Conv2d(in_channels, embed_dims, patch_size, stride=patch_size)
+        self.proj = nn.Conv2d(in_channels, embed_dims, patch_size, stride=patch_size, bias=bias)
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, Tuple[int, int]]:
         """(B, in_channels, H, W) -> tokens (B, H/p * W/p, C) and the grid (H/p, W/p)."""

@@ -9,7 +9,8 @@ def resize_pos_embed(pos_embed: torch.Tensor,
                      src_grid: Tuple[int, int],
                      dst_grid: Tuple[int, int],
                      num_extra_tokens: int = 1,
-                     mode: str = 'bicubic') -> torch.Tensor:
+                     mode: str = 'bicubic',
+                     antialias: bool = False) -> torch.Tensor:
     """Interpolate a learned position embedding to another patch grid.
 
     Args:
@@ -18,6 +19,9 @@ def resize_pos_embed(pos_embed: torch.Tensor,
         dst_grid (tuple): (h_dst, w_dst) wanted.
         num_extra_tokens (int): Leading tokens (class token ...) kept as they are.
         mode (str): Interpolation mode of ``F.interpolate``.
+        antialias (bool): ``F.interpolate``'s anti-aliasing (timm resamples with
+            it; with 'bicubic' it also changes the kernel when upsampling).
+            Defaults to False.
 
     Returns:
         Tensor: (1, num_extra_tokens + h_dst * w_dst, C).
@@ -31,6 +35,7 @@ def resize_pos_embed(pos_embed: torch.Tensor,
                          f'with {num_extra_tokens} extra tokens needs {expected}')
     extra, grid = pos_embed[:, :num_extra_tokens], pos_embed[:, num_extra_tokens:]
     grid = grid.reshape(1, *src_grid, -1).permute(0, 3, 1, 2)
-    grid = F.interpolate(grid.float(), size=dst_grid, mode=mode, align_corners=False)
+    grid = F.interpolate(
+        grid.float(), size=dst_grid, mode=mode, align_corners=False, antialias=antialias)
     grid = grid.to(pos_embed.dtype).flatten(2).transpose(1, 2)
     return torch.cat([extra, grid], dim=1)

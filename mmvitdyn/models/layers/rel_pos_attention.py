@@ -10,17 +10,26 @@ from .attention import Attention
 from .window_ops import (decomposed_rel_pos_bias, resize_rel_pos, window_partition,
                          window_token_mask, window_unpartition)
 
+# How windowed attention treats the padding of a grid that is not a multiple of
+# the window: 'zero' as ViTDet and SAM (zero tokens after norm1, attended to),
+# 'masked' (padded keys masked out).
+WINDOW_PADDINGS = ('zero', 'masked')
+
 
 class RelPosAttention(Attention):
     """Multi-head attention over an (h, w) token grid, as in ViTDet's blocks.
 
     With ``window_size > 0`` tokens attend only within non-overlapping
-    windows (the grid is padded to a multiple of the window; padded
-    positions are masked out as keys, so a window larger than the grid
-    equals global attention). With ``rel_pos_size`` a decomposed relative
-    position bias (see :func:`decomposed_rel_pos_bias`) is added to the
-    scores through the float ``attn_mask`` of fused attention. The q/k/v and
-    output projections run on the grid's tokens only, never on padding.
+    windows; the grid is padded at the bottom and right to a multiple of the
+    window. ``window_padding='zero'`` is ViTDet's and SAM's padding: the
+    padded tokens are zero vectors at the attention's input (after the
+    block's ``norm1``), so their q, k, v are the q/k/v bias and the grid's
+    queries attend to them. ``'masked'`` masks the padded keys out instead
+    (a window larger than the grid is then global attention). With
+    ``rel_pos_size`` a decomposed relative position bias (see
+    :func:`decomposed_rel_pos_bias`) is added to the scores through the
+    float ``attn_mask`` of fused attention. The q/k/v and output projections
+    run on the grid's tokens only, never on padding.
 
     Args:
         dim (int): Token width C.
@@ -35,6 +44,8 @@ class RelPosAttention(Attention):
             are made for (the window side for windowed attention, the expected
             input grid for global attention); other sides interpolate them.
             None: no relative position bias. Defaults to None.
+        window_padding (str): 'zero' (ViTDet, SAM) or 'masked', see above.
+            Defaults to 'zero'.
     """
 
     def __init__(self,
@@ -45,14 +56,19 @@ class RelPosAttention(Attention):
                  attn_drop: float = 0.,
                  proj_drop: float = 0.,
                  window_size: int = 0,
-                 rel_pos_size: Optional[int] = None):
+                 rel_pos_size: Optional[int] = None,
+                 window_padding: str = 'zero'):
         super().__init__(dim, num_heads, head_dim, qkv_bias, attn_drop, proj_drop)
         if window_size < 0:
             raise ValueError(f'window_size must be >= 0 (0: global attention), got {window_size}')
+        if window_padding not in WINDOW_PADDINGS:
+            raise ValueError(
+                f'window_padding={window_padding!r} is not one of {list(WINDOW_PADDINGS)}')
         if rel_pos_size is not None and rel_pos_size < 1:
             raise ValueError(
                 f'rel_pos_size must be a positive grid side or None, got {rel_pos_size}')
         self.window_size = window_size
+        self.window_padding = window_padding
         if rel_pos_size is None:
             self.rel_pos_h = self.rel_pos_w = None
         else:
@@ -101,7 +117,11 @@ class RelPosAttention(Attention):
             qkv = qkv.flatten(1, 2)
             attn_grid = (window, window)
             if padded_grid != tuple(grid):
-                key_valid = window_token_mask(grid, window, x.device).repeat(b, 1)
+                valid = window_token_mask(grid, window, x.device).repeat(b, 1)
+                if self.window_padding == 'masked':
+                    key_valid = valid
+                elif self.qkv.bias is not None:  # zero tokens' q, k, v: the bias
+                    qkv = torch.where(valid[..., None], qkv, self.qkv.bias)
         q, k, v = qkv.unflatten(-1, (3, self.num_heads, self.head_dim)).permute(2, 0, 3, 1, 4)
         out = F.scaled_dot_product_attention(
             q,

@@ -1,13 +1,14 @@
 """ViTDet's simple feature pyramid."""
-import math
-from typing import List, Sequence, Tuple, Union
+from typing import Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
-from mmcv.cnn import ConvModule, build_norm_layer
+from mmcv.cnn import ConvModule
 from mmengine.model import BaseModule
 from mmengine.registry import MODELS
 from torch import nn
+
+from .resample import build_resampler
 
 
 @MODELS.register_module()
@@ -49,7 +50,8 @@ class SimpleFPN(BaseModule):
         self.lateral_convs = nn.ModuleList()
         self.output_convs = nn.ModuleList()
         for factor in scale_factors:
-            resampler, channels = self._resampler(factor, in_channels, norm_cfg)
+            resampler, channels = build_resampler(
+                factor, in_channels, norm_cfg, halve_channels=True)
             self.resamplers.append(resampler)
             self.lateral_convs.append(
                 ConvModule(channels, out_channels, 1, bias=False, norm_cfg=norm_cfg, act_cfg=None))
@@ -62,23 +64,6 @@ class SimpleFPN(BaseModule):
                     bias=False,
                     norm_cfg=norm_cfg,
                     act_cfg=None))
-
-    @staticmethod
-    def _resampler(factor: float, channels: int, norm_cfg: dict) -> Tuple[nn.Module, int]:
-        """The module resampling a map by ``factor``, and its output channels."""
-        steps = math.log2(factor)
-        if steps != int(steps):
-            raise ValueError(f'scale factor {factor} is not a power of two (e.g. 4, 2, 1, 0.5)')
-        steps = int(steps)
-        if steps <= 0:
-            return (nn.MaxPool2d(2**-steps) if steps else nn.Identity()), channels
-        layers: List[nn.Module] = []
-        for step in range(steps):
-            if step:
-                layers += [build_norm_layer(norm_cfg, channels)[1], nn.GELU()]
-            layers.append(nn.ConvTranspose2d(channels, channels // 2, 2, stride=2))
-            channels //= 2
-        return nn.Sequential(*layers), channels
 
     def forward(self, inputs: Sequence[torch.Tensor]) -> Tuple[torch.Tensor, ...]:
         """The backbone's outputs (its last map is used) -> ``num_outs`` maps, fine to coarse."""

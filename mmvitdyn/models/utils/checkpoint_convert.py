@@ -4,10 +4,21 @@ Formats, as :func:`detect_format` names them:
 
 - ``'mmvitdyn'``: our own keys, with DyT parts (``blocks.{i}.adapter.*``,
   ``blocks.{i}.dispatchers.*``). Nothing to convert.
-- ``'timm'``: timm / DeiT / AugReg ``.pth`` state dicts. Our ViT uses timm's
-  names, so conversion only checks that the variant is one our ViT computes
-  (no layer scale, register tokens, pre-norm or q/k norm) and handles DeiT's
-  distillation token. Heads (``head.*``) are left for the loader to ignore.
+- ``'timm'``: timm / DeiT / AugReg / MAE / DINOv2 / CLIP ``.pth`` state dicts.
+  Our ViT uses timm's names (``ls1.gamma``, ``reg_token``, ``norm_pre``,
+  ``dist_token``), so conversion only refuses what our ViT does not compute
+  (q/k norm), gives a position embedding without class-token rows (timm's
+  ``no_embed_class``, e.g. DINOv2 with registers) zero rows for them, and
+  keeps or drops DeiT's distillation token. Heads (``head.*``) are left for
+  the loader to ignore.
+- ``'dinov2'``: facebookresearch/dinov2 ``.pth`` (``cls_token``,
+  ``pos_embed`` with the class row, ``register_tokens``, ``mask_token``,
+  ``blocks.{i}`` or chunked ``blocks.{chunk}.{i}``, ``ls1.gamma``).
+- ``'openai_clip'``: OpenAI CLIP's image tower (``visual.conv1``,
+  ``visual.class_embedding``, ``visual.positional_embedding``, ``visual.ln_pre``,
+  ``visual.transformer.resblocks.{i}.{ln_1, attn.in_proj_*, attn.out_proj,
+  ln_2, mlp.c_fc, mlp.c_proj}``, ``visual.ln_post``, ``visual.proj``), with or
+  without the ``visual.`` prefix; the text tower is left out.
 - ``'jax'``: Google's Flax ``.npz`` (original in21k, AugReg), loaded as a
   name -> array mapping: ``embedding/kernel`` (HWIO), ``cls``,
   ``Transformer/posembed_input/pos_embedding``,
@@ -21,32 +32,37 @@ Formats, as :func:`detect_format` names them:
 - ``'dyt'``: the official DyT code (github.com/NUS-HPC-AI-Lab/Dynamic-Tuning,
   ``models/vision_transformer_IN21K.py`` and ``models/dynamic_adapter.py``): a
   timm ViT plus ``blocks.{i}.adaptmlp.{down_proj, up_proj}`` (the adapter) and
-  ``blocks.{i}.mlp_token_select.mlp_head`` (the MLP dispatcher's Linear(C, 1)).
-  The adapter scale is a hyper-parameter there, not a tensor: set
-  ``adapter_cfg.scale`` to the value the checkpoint was trained with.
+  ``blocks.{i}.mlp_token_select.mlp_head`` (the MLP dispatcher's Linear(C, 1)),
+  and with the switches its scripts leave off: ``adaptmlp.scale`` (learnable
+  scale: ``adapter_cfg.scale='learnable'``), ``adaptmlp.adapter_layer_norm_before``
+  (adapter LayerNorm, 'in' or 'out': the key does not say which, set
+  ``adapter_cfg.layer_norm`` as trained), dispatchers from block k on only
+  (``keep_layers=k``). A fixed adapter scale is a hyper-parameter there, not a
+  tensor: set ``adapter_cfg.scale`` to the value the checkpoint was trained with.
+  The segmentation backbone (``backbone.`` of its checkpoints: pass that
+  prefix) has no final norm and a pyramid ``fpn1`` .. ``fpn4``, which becomes
+  ``pyramid.resamplers.{0..3}`` (``final_norm=False``,
+  ``pyramid=dict(type='RescalePyramid')``).
 
 Keys a converter does not know are passed through unchanged, so the loader
 reports them; features our ViT cannot compute raise a ``ValueError``.
 """
 import re
 from collections import Counter
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from ..layers import is_dyt_param
+from ..layers.adapter import LEARNABLE_SCALE
 
 StateDict = Dict[str, torch.Tensor]
 
-FORMATS = ('mmvitdyn', 'timm', 'jax', 'mmpretrain', 'dyt')
+FORMATS = ('mmvitdyn', 'timm', 'jax', 'mmpretrain', 'dyt', 'dinov2', 'openai_clip')
 
 # Key fragments (matched against '.' + key) of variants our ViT does not compute.
 TIMM_UNSUPPORTED = {
-    'reg_token': 'register tokens',
-    '.norm_pre.': 'a norm before the blocks (CLIP-style pre-norm)',
-    '.ls1.': 'layer scale',
-    '.ls2.': 'layer scale',
     '.q_norm.': 'query/key normalisation',
     '.k_norm.': 'query/key normalisation',
 }
@@ -55,10 +71,10 @@ MMPRETRAIN_UNSUPPORTED = {
     '.gamma1.': 'layer scale',
     '.gamma2.': 'layer scale',
 }
+DYT_REL_POS = "relative position bias (its segmentation backbone's use_rel_pos_bias)"
 DYT_UNSUPPORTED = {
-    '.adapter_layer_norm_before.': "an adapter LayerNorm (ffn_adapter_layernorm_option 'in'/'out'; "
-    "DyT's released recipe uses 'none')",
-    '.adaptmlp.scale': "a learnable adapter scale ('learnable_scalar')",
+    '.relative_position_bias_table': DYT_REL_POS,
+    '.relative_position_index': DYT_REL_POS,
 }
 
 MMPRETRAIN_RENAMES = (
@@ -73,8 +89,30 @@ MMPRETRAIN_RENAMES = (
 DYT_RENAMES = (
     (r'^blocks\.(\d+)\.adaptmlp\.down_proj\.', r'blocks.\1.adapter.down.'),
     (r'^blocks\.(\d+)\.adaptmlp\.up_proj\.', r'blocks.\1.adapter.up.'),
+    (r'^blocks\.(\d+)\.adaptmlp\.adapter_layer_norm_before\.', r'blocks.\1.adapter.norm.'),
+    (r'^blocks\.(\d+)\.adaptmlp\.scale$', r'blocks.\1.adapter.scale'),
     (r'^blocks\.(\d+)\.mlp_token_select\.mlp_head\.', r'blocks.\1.dispatchers.mlp.gate.'),
+    # The segmentation backbone's pyramid, ViT(pyramid=dict(type='RescalePyramid')).
+    *((rf'^fpn{j + 1}\.', f'pyramid.resamplers.{j}.') for j in range(4)),
 )
+
+DINOV2_UNSUPPORTED = {'.mlp.w12.': 'a SwiGLU MLP (ViT-g/14)', '.mlp.w3.': 'a SwiGLU MLP (ViT-g/14)'}
+DINOV2_RENAMES = (
+    (r'^register_tokens$', 'reg_token'),
+    (r'^blocks\.\d+\.(\d+)\.', r'blocks.\1.'),  # chunked blocks keep their global index
+)
+OPENAI_CLIP_RENAMES = (
+    (r'^conv1\.', 'patch_embed.proj.'),
+    (r'^ln_pre\.', 'norm_pre.'),
+    (r'^ln_post\.', 'norm.'),
+    (r'^transformer\.resblocks\.(\d+)\.ln_1\.', r'blocks.\1.norm1.'),
+    (r'^transformer\.resblocks\.(\d+)\.ln_2\.', r'blocks.\1.norm2.'),
+    (r'^transformer\.resblocks\.(\d+)\.attn\.in_proj_(weight|bias)$', r'blocks.\1.attn.qkv.\2'),
+    (r'^transformer\.resblocks\.(\d+)\.attn\.out_proj\.', r'blocks.\1.attn.proj.'),
+    (r'^transformer\.resblocks\.(\d+)\.mlp\.c_fc\.', r'blocks.\1.mlp.fc1.'),
+    (r'^transformer\.resblocks\.(\d+)\.mlp\.c_proj\.', r'blocks.\1.mlp.fc2.'),
+)
+OPENAI_CLIP_MARKER = re.compile(r'^(visual\.)?transformer\.resblocks\.\d+\.attn\.in_proj_weight$')
 
 # Group 1 is the prefix the backbone sits under ('' or e.g. 'backbone.').
 MMPRETRAIN_MARKER = re.compile(r'^(.*?)(?:patch_embed\.projection\.weight$|layers\.\d+\.ffn\.)')
@@ -99,6 +137,11 @@ def detect_format(state_dict: Mapping[str, Any]) -> str:
         return 'dyt'
     if any(k.startswith('blocks.') and is_dyt_param(k) for k in keys):
         return 'mmvitdyn'
+    clip_blocks = any(OPENAI_CLIP_MARKER.match(k) for k in keys)
+    if clip_blocks and any(k.endswith('conv1.weight') for k in keys):
+        return 'openai_clip'
+    if 'mask_token' in state_dict or 'register_tokens' in state_dict:
+        return 'dinov2'
     if 'patch_embed.proj.weight' in state_dict or any(k.startswith('blocks.') for k in keys):
         return 'timm'
     raise ValueError(
@@ -124,15 +167,9 @@ def _rename(key: str, renames: Sequence[Tuple[str, str]]) -> str:
 
 
 def _drop_dist_token(state_dict: StateDict, drop_dist_token: bool) -> StateDict:
-    """Remove DeiT's distillation token and its position-embedding row, or refuse."""
-    if 'dist_token' not in state_dict:
+    """Remove DeiT's distillation token and its position-embedding row when asked."""
+    if 'dist_token' not in state_dict or not drop_dist_token:
         return state_dict
-    if not drop_dist_token:
-        raise ValueError(
-            "checkpoint is a distilled DeiT (it has 'dist_token'); mmvitdyn's ViT has a class "
-            'token only. Use the non-distilled DeiT weights, or pass drop_dist_token=True '
-            '(--drop-dist-token) to drop the distillation token and its position embedding '
-            '(the class-token features then differ from those of the distilled model)')
     state_dict = dict(state_dict)
     del state_dict['dist_token']
     pos_embed = state_dict['pos_embed']
@@ -140,21 +177,74 @@ def _drop_dist_token(state_dict: StateDict, drop_dist_token: bool) -> StateDict:
     return state_dict
 
 
+def _embed_class_rows(state_dict: StateDict) -> StateDict:
+    """Give a position embedding of patches only (timm's ``no_embed_class``, a
+    square number of rows) zero rows for the class (and distillation) token,
+    which then carry no position, as in that layout."""
+    pos = state_dict.get('pos_embed')
+    if pos is None or 'cls_token' not in state_dict:
+        return state_dict
+    side = int(round(pos.shape[1]**0.5))
+    if side * side != pos.shape[1]:
+        return state_dict
+    rows = pos.new_zeros(1, 1 + ('dist_token' in state_dict), pos.shape[2])
+    return {**state_dict, 'pos_embed': torch.cat([rows, pos], dim=1)}
+
+
 def convert_timm(state_dict: Mapping[str, torch.Tensor],
                  drop_dist_token: bool = False) -> StateDict:
-    """timm / DeiT / AugReg ``.pth`` -> mmvitdyn (the names already agree).
+    """timm / DeiT / AugReg / MAE / DINOv2 / CLIP ``.pth`` -> mmvitdyn.
 
     Args:
         state_dict (Mapping): A timm ``VisionTransformer`` state dict (DeiT's
             ``model`` wrapper already removed).
         drop_dist_token (bool): For distilled DeiT: drop ``dist_token`` and its
-            position embedding instead of raising. Defaults to False.
+            position embedding (for a ViT without ``dist_token``) instead of
+            keeping them (for ``ViT(dist_token=True)``). Defaults to False.
 
     Returns:
         dict: The state dict with mmvitdyn keys; heads pass through.
     """
     _check_supported(state_dict, TIMM_UNSUPPORTED, 'timm')
-    return _drop_dist_token(dict(state_dict), drop_dist_token)
+    return _drop_dist_token(_embed_class_rows(dict(state_dict)), drop_dist_token)
+
+
+def convert_dinov2(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
+    """facebookresearch/dinov2 ``.pth`` (ViT-S/B/L/14, with or without
+    registers) -> mmvitdyn: ``register_tokens`` becomes ``reg_token``, chunked
+    blocks are flattened, ``mask_token`` (for masked pre-training) is dropped.
+
+    Raises:
+        ValueError: A SwiGLU MLP (ViT-g/14), which our ViT does not compute.
+    """
+    _check_supported(state_dict, DINOV2_UNSUPPORTED, 'DINOv2')
+    out = {_rename(k, DINOV2_RENAMES): v for k, v in state_dict.items() if k != 'mask_token'}
+    return convert_timm(out)
+
+
+def convert_openai_clip(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
+    """OpenAI CLIP (the whole model, or its ``visual`` tower) -> mmvitdyn.
+
+    The tower's keys are renamed (``conv1`` -> ``patch_embed.proj``, ``ln_pre``
+    -> ``norm_pre``, ``ln_1``/``ln_2`` -> ``norm1``/``norm2``, ``in_proj`` ->
+    ``attn.qkv``, ``c_fc``/``c_proj`` -> ``mlp.fc1``/``fc2``, ``ln_post`` ->
+    ``norm``); ``class_embedding`` (C,) and ``positional_embedding`` (N, C)
+    gain their batch dims; the projection to the joint embedding ``proj``
+    (C, D) becomes ``head.weight`` (D, C), left for the loader to ignore. The
+    model needs ``pre_norm=True``, LayerNorm eps 1e-5 and QuickGELU.
+    """
+    visual = {k[len('visual.'):]: v for k, v in state_dict.items() if k.startswith('visual.')}
+    out = {}
+    for key, value in (visual or state_dict).items():
+        if key == 'class_embedding':
+            out['cls_token'] = value.reshape(1, 1, -1)
+        elif key == 'positional_embedding':
+            out['pos_embed'] = value.unsqueeze(0)
+        elif key == 'proj':
+            out['head.weight'] = value.T
+        else:
+            out[_rename(key, OPENAI_CLIP_RENAMES)] = value
+    return {k: v.contiguous() for k, v in out.items()}
 
 
 def convert_mmpretrain(state_dict: Mapping[str, torch.Tensor],
@@ -176,15 +266,60 @@ def convert_mmpretrain(state_dict: Mapping[str, torch.Tensor],
     return _drop_dist_token(out, drop_dist_token)
 
 
+def _blocks_with(state_dict: Mapping[str, Any], suffix: str) -> List[int]:
+    """Sorted indices i of the keys ``blocks.{i}.{suffix}``."""
+    pattern = re.compile(r'^blocks\.(\d+)\.' + re.escape(suffix) + '$')
+    return sorted({int(m.group(1)) for k in state_dict for m in [pattern.match(k)] if m})
+
+
+def _check_dyt_parts(state_dict: Mapping[str, torch.Tensor]) -> None:
+    """Refuse renamed DyT parts that DyTViT cannot hold, naming keys and switches."""
+    unknown = [k for k in state_dict if '.adaptmlp.' in f'.{k}' or '.mlp_token_select.' in f'.{k}']
+    if unknown:
+        raise ValueError(
+            f'DyT checkpoint keys {unknown} are not parts mmvitdyn maps: the adapter '
+            '(adaptmlp.{down_proj, up_proj, adapter_layer_norm_before, scale}) and the MLP '
+            'dispatcher (mlp_token_select.mlp_head)')
+    gates = {k: v for k, v in state_dict.items() if re.match(r'^blocks\.\d+\.dispatchers\.', k)}
+    wide = [k for k, v in gates.items() if k.endswith('.weight') and v.shape[0] != 1]
+    if wide:
+        raise ValueError(f'DyT checkpoint keys {wide} are dispatchers with more than one output '
+                         '(TokenSelect num_sub_layer > 1); a DyTViT dispatcher has one')
+    adapters = _blocks_with(state_dict, 'adapter.down.weight')
+    switches = (('adapter.norm.weight', "adapter_cfg.layer_norm='in' or 'out'"),
+                ('adapter.scale', "adapter_cfg.scale='learnable'"))
+    for suffix, switch in switches:
+        present = _blocks_with(state_dict, suffix)
+        if present and present != adapters:
+            raise ValueError(f'DyT checkpoint has blocks.*.{suffix} in blocks {present} but '
+                             f'adapters in blocks {adapters}: {switch} applies to every adapter')
+    dispatched = _blocks_with(state_dict, 'dispatchers.mlp.gate.weight')
+    depth = len(_blocks_with(state_dict, 'norm1.weight'))
+    if dispatched and dispatched != list(range(dispatched[0], depth)):
+        raise ValueError(f'DyT checkpoint has dispatchers (blocks.*.mlp_token_select) in blocks '
+                         f'{dispatched} of {depth}: keep_layers=k dispatches blocks k to '
+                         f'{depth - 1}, every one of them')
+
+
 def convert_dyt(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     """Official DyT checkpoint (``model`` wrapper removed) -> mmvitdyn.
 
-    ``adaptmlp.{down,up}_proj`` become ``adapter.{down,up}`` and
-    ``mlp_token_select.mlp_head`` becomes ``dispatchers.mlp.gate`` (the
-    official code implements MLP dispatch only); the ViT part is timm's.
+    ``adaptmlp.{down,up}_proj`` become ``adapter.{down,up}``,
+    ``adaptmlp.adapter_layer_norm_before`` ``adapter.norm``, ``adaptmlp.scale``
+    ``adapter.scale`` and ``mlp_token_select.mlp_head`` becomes
+    ``dispatchers.mlp.gate`` (the official code implements MLP dispatch only);
+    the ViT part is timm's. The switches the result needs are in
+    :func:`describe_checkpoint`.
+
+    Raises:
+        ValueError: A key DyTViT has no place for (named, with the official
+            switch that makes it), or a pattern of DyT parts no setting of
+            ``keep_layers`` / ``adapter_cfg`` gives.
     """
     _check_supported(state_dict, DYT_UNSUPPORTED, 'DyT')
-    return convert_timm({_rename(k, DYT_RENAMES): v for k, v in state_dict.items()})
+    renamed = {_rename(k, DYT_RENAMES): v for k, v in state_dict.items()}
+    _check_dyt_parts(renamed)
+    return convert_timm(renamed)
 
 
 def _as_tensor(value: Any) -> torch.Tensor:
@@ -274,6 +409,8 @@ CONVERTERS = {
     'jax': convert_jax,
     'mmpretrain': convert_mmpretrain,
     'dyt': convert_dyt,
+    'dinov2': convert_dinov2,
+    'openai_clip': convert_openai_clip,
 }
 
 
@@ -301,7 +438,8 @@ def to_classifier(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     tensors (``pre_logits``, ``head_dist``, ...) are dropped. The result loads
     with ``load_from`` into a classifier with a ViT / DyTViT backbone.
     """
-    backbone = re.compile(r'^(patch_embed\.|cls_token$|pos_embed$|blocks\.|norm\.)')
+    backbone = re.compile(
+        r'^(patch_embed\.|cls_token$|dist_token$|reg_token$|pos_embed$|norm_pre\.|blocks\.|norm\.)')
     out = {f'backbone.{k}': v for k, v in state_dict.items() if backbone.match(k)}
     for name in ('weight', 'bias'):
         if f'head.{name}' in state_dict:
@@ -323,7 +461,11 @@ def describe_checkpoint(state_dict: Mapping[str, torch.Tensor],
         ``feedforward_channels``, ``patch_size``, ``in_channels``, ``grid``
         (None when the position embedding is not a square grid plus a class
         token), ``num_tensors``, ``adapter_bottleneck`` and ``dispatch_parts``
-        (DyT parts; None / empty when absent).
+        (DyT parts; None / empty when absent), and the DyTViT switches they
+        need: ``keep_layers`` (first dispatched block; None without
+        dispatchers), ``adapter_scale`` ('learnable' when stored, else None:
+        a fixed scale is not stored) and ``adapter_layer_norm`` (True when the
+        adapters hold a LayerNorm: ``adapter_cfg.layer_norm`` 'in' or 'out').
     """
     patch = state_dict['patch_embed.proj.weight']
     layers = sorted(
@@ -332,14 +474,16 @@ def describe_checkpoint(state_dict: Mapping[str, torch.Tensor],
          for m in [re.match(r'^blocks\.(\d+)\.', k)] if m})
     grid = None
     if 'pos_embed' in state_dict:
-        tokens = state_dict['pos_embed'].shape[1] - 1
+        tokens = state_dict['pos_embed'].shape[1] - 1 - ('dist_token' in state_dict)
         side = int(round(tokens**0.5))
         grid = (side, side) if side * side == tokens else None
     fc1 = state_dict.get('blocks.0.mlp.fc1.weight')
     down = state_dict.get('blocks.0.adapter.down.weight')
-    parts = Counter(
-        m.group(1) for k in state_dict
-        for m in [re.match(r'^blocks\.\d+\.dispatchers\.(\w+)\.gate\.weight$', k)] if m)
+    gates = [
+        m for k in state_dict
+        for m in [re.match(r'^blocks\.(\d+)\.dispatchers\.(\w+)\.gate\.weight$', k)] if m
+    ]
+    parts = Counter(m.group(2) for m in gates)
     return dict(
         num_tensors=len(state_dict),
         embed_dims=patch.shape[0],
@@ -351,4 +495,7 @@ def describe_checkpoint(state_dict: Mapping[str, torch.Tensor],
         grid=grid,
         adapter_bottleneck=None if down is None else down.shape[0],
         dispatch_parts=dict(parts),
+        keep_layers=min((int(m.group(1)) for m in gates), default=None),
+        adapter_scale=LEARNABLE_SCALE if 'blocks.0.adapter.scale' in state_dict else None,
+        adapter_layer_norm='blocks.0.adapter.norm.weight' in state_dict,
     )

@@ -120,13 +120,20 @@ def load_pretrained(model: nn.Module,
 
     Raises:
         ValueError: A checkpoint tensor's shape differs from the model's
-            (every such key is listed), or the layout is unknown.
+            (every such key is listed), the layout is unknown, or the
+            checkpoint has a distillation token the model lacks.
     """
     state_dict = load_state_dict_file(checkpoint, map_location)
     if prefix:
         state_dict = strip_prefix(state_dict, prefix)
     state_dict, fmt = convert_checkpoint(state_dict)
     model_state = model.state_dict()
+    if 'dist_token' in state_dict and 'dist_token' not in model_state:
+        raise ValueError(
+            f"checkpoint {checkpoint} is a distilled DeiT (it has 'dist_token') and "
+            f'{type(model).__name__} has no distillation token: build it with dist_token=True, '
+            'or convert the checkpoint with drop_dist_token=True (--drop-dist-token) to drop '
+            'the token and its position embedding (the class-token features then differ)')
     mismatches = shape_mismatches(state_dict, model_state)
     if mismatches:
         raise ValueError(f'checkpoint {checkpoint} does not fit {type(model).__name__}: '

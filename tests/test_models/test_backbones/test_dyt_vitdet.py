@@ -1,5 +1,9 @@
+from functools import partial
+
 import pytest
 import torch
+from timm.layers import resample_abs_pos_embed_nhwc
+from timm.models import vision_transformer_sam
 
 from helpers.dyt import dyt_param_names, rel_pos_names, spread_gates, trainable_names
 from helpers.models import PATCH_SIZE, TINY_ARCH, images, tiny
@@ -41,12 +45,15 @@ def test_packed_equals_masked_in_eval(batch):
     x = grid_images(batch)
     model.set_packed(True)
     packed = model(x)
-    rate = model.activation_rates()['act_rate']
+    packed_masks = model.dispatch_masks()
     model.set_packed(False)
     masked = model(x)
     for p, m in zip(packed, masked):
         torch.testing.assert_close(p, m, atol=1e-5, rtol=1e-5)
-    assert 0.1 < rate < 0.9
+    # Every block's MLP skips some tokens and runs others in every image.
+    for block_masks in packed_masks:
+        active = block_masks['mlp'].float().mean(1)
+        assert active.shape == (batch, ) and bool(((0 < active) & (active < 1)).all()), active
 
 
 def test_every_token_active_equals_complete_mode():
@@ -153,3 +160,78 @@ def test_global_dyt_vit_gives_multi_level_maps_for_upernet():
     assert [tuple(o.shape) for o in packed] == [(2, 32, *GRID)] * 3
     for p, m in zip(packed, masked):
         torch.testing.assert_close(p, m, atol=1e-5, rtol=1e-5)
+
+
+def sam_and_ours(img_size: int, **kwargs):
+    """timm's ViTDet/SAM backbone (48 wide, 3 heads, windows of 14, block 1 global)
+    with random weights, and our plain DyTViTDet holding the same weights."""
+    torch.manual_seed(0)
+    sam = vision_transformer_sam.VisionTransformerSAM(
+        img_size=img_size,
+        embed_dim=48,
+        depth=3,
+        num_heads=3,
+        norm_layer=partial(torch.nn.LayerNorm, eps=1e-6),
+        use_rel_pos=True,
+        window_size=14,
+        global_attn_indexes=(1, ),
+        neck_chans=None,
+        num_classes=0).eval()
+    for param in sam.parameters():  # every weight random, relative-position tables too
+        torch.nn.init.normal_(param, std=0.2)
+    ours = DyTViTDet(
+        arch=dict(embed_dims=48, num_layers=3, num_heads=3, feedforward_channels=192),
+        img_size=img_size,
+        window_size=14,
+        global_indices=(1, ),
+        input_size=img_size,
+        out_indices=(0, 1, 2),
+        dispatch=None,
+        adapter_cfg=None,
+        **kwargs).eval()
+    state = {k: v for k, v in sam.state_dict().items() if not k.startswith(('neck.', 'head.'))}
+    state['pos_embed'] = state['pos_embed'].flatten(1, 2)  # (1, h, w, C) -> (1, h * w, C)
+    ours.load_state_dict(state, strict=True)
+    return sam, ours
+
+
+@pytest.mark.parametrize(
+    'img_size,input_hw',
+    [
+        (224, (224, 224)),  # grid 14: whole windows
+        (448, (448, 448)),  # grid 28
+        (1024, (1024, 1024)),  # ViTDet's input: grid 64, windows padded to 70
+        (1024, (1024, 768)),  # non-square: grid 64 x 48, padded to 70 x 56
+    ])
+def test_equals_timm_vitdet_sam_backbone(img_size, input_hw, monkeypatch):
+    """Every block's output map equals timm's VisionTransformerSAM (before any neck)."""
+    # ViTDet (detectron2's get_abs_pos) and we resize the position embedding by plain
+    # bicubic interpolation; timm antialiases, which alone moves the 1024 x 768 maps by 1%.
+    monkeypatch.setattr(vision_transformer_sam, 'resample_abs_pos_embed_nhwc',
+                        partial(resample_abs_pos_embed_nhwc, antialias=False))
+    sam, ours = sam_and_ours(img_size)
+    x = images(1, size=input_hw)
+    with torch.no_grad():
+        expected = sam.forward_intermediates(x, intermediates_only=True)
+        outs = ours(x)
+    grid = (input_hw[0] // 16, input_hw[1] // 16)
+    for out, ref in zip(outs, expected):
+        assert out.shape == ref.shape == (1, 48, *grid)
+        torch.testing.assert_close(out, ref, rtol=2e-6, atol=2e-6 * ref.abs().max().item())
+
+
+def test_masked_window_padding_is_an_option():
+    """window_padding='masked' changes only inputs whose grid needs padding."""
+    sam, ours = sam_and_ours(448, window_padding='masked')
+    assert {block.attn.window_padding for block in ours.blocks} == {'masked'}
+    with torch.no_grad():
+        whole = images(1, size=448)  # grid 28: no padding, equal to timm
+        torch.testing.assert_close(
+            ours(whole)[-1],
+            sam.forward_intermediates(whole, intermediates_only=True)[-1])
+        padded = images(1, size=(448, 320))  # grid 28 x 20: the windows of 14 padded to 28
+        out, ref = ours(padded)[-1], sam.forward_intermediates(padded, intermediates_only=True)[-1]
+    assert (out - ref).norm() > 1e-3 * ref.norm()
+    message = r"window_padding='mask' is not one of \['zero', 'masked'\]"
+    with pytest.raises(ValueError, match=message):
+        build(window_padding='mask')

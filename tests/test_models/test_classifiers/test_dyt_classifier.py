@@ -2,46 +2,13 @@ import copy
 
 import pytest
 import torch
-from mmengine.optim import OptimWrapper
-from mmengine.registry import DefaultScope
-from mmpretrain.registry import MODELS
-from mmpretrain.structures import DataSample
 
 import mmvitdyn  # noqa: F401
-from helpers.dyt import dyt_param_names
-from helpers.models import IMG_SIZE, TINY_ARCH, tiny_backbone_cfg
-
-
-def build(**kwargs):
-    cfg = dict(
-        type='DyTImageClassifier',
-        data_preprocessor=dict(type='ClsDataPreprocessor', mean=[127.5] * 3, std=[64.] * 3),
-        backbone=tiny_backbone_cfg(
-            'DyTViT', adapter_cfg=dict(bottleneck=8, scale=1.0, dropout=0.0)),
-        head=dict(type='LinearClsHead', num_classes=3, in_channels=TINY_ARCH['embed_dims']))
-    cfg.update(kwargs)
-    torch.manual_seed(0)
-    with DefaultScope.overwrite_default_scope('mmpretrain'):
-        model = MODELS.build(cfg)
-    model.init_weights()
-    # Non-zero adapters so every path carries signal.
-    for block in model.backbone.dyt_blocks():
-        torch.nn.init.normal_(block.adapter.up.weight, std=0.1)
-    return model
-
-
-def batch(n=6):
-    g = torch.Generator().manual_seed(3)
-    return dict(
-        inputs=[
-            torch.randint(0, 256, (3, IMG_SIZE, IMG_SIZE), generator=g, dtype=torch.uint8)
-            for _ in range(n)
-        ],
-        data_samples=[DataSample().set_gt_label(i % 3) for i in range(n)])
-
-
-def sgd(model):
-    return OptimWrapper(torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1.0))
+from helpers.classifiers import dyt_classifier as build
+from helpers.classifiers import labelled_batch as batch
+from helpers.classifiers import sgd
+from helpers.dyt import dyt_param_names, spread_gates
+from helpers.models import TINY_ARCH, tiny_backbone_cfg
 
 
 def test_train_step_logs_every_term_and_rates():
@@ -56,6 +23,36 @@ def test_train_step_logs_every_term_and_rates():
     assert float(log['loss']) == pytest.approx(total, rel=1e-5)
 
 
+def test_distillation_is_kl_from_complete_to_dynamic_and_rate_loss_is_squared_gap():
+    """loss_distill = KL(softmax(z') || softmax(z)), batch mean; loss_rate = 2 (rate - 0.5)^2."""
+    model = build(
+        backbone=tiny_backbone_cfg(
+            'DyTViT',
+            adapter_cfg=dict(bottleneck=8, scale=1.0, dropout=0.0),
+            dispatcher_cfg=dict(tau=5.0, gumbel=False),  # no noise: the passes can be repeated
+            out_type='avg_featmap'))  # skipped MLPs change the pooled patch tokens directly
+    spread_gates(model.backbone)  # about half the tokens skip the MLP
+    for name, param in model.named_parameters():  # the two passes' logits far apart
+        if '.mlp.' in name or name.startswith('head.'):
+            torch.nn.init.normal_(param, std=0.5)
+    processed = model.data_preprocessor(batch(), True)
+    inputs, samples = processed['inputs'], processed['data_samples']
+    losses = model.loss(inputs, samples)
+    with torch.no_grad():
+        dynamic = model.head(model.extract_feat(inputs))
+        masks = [block.masks['mlp'][:, 1:] for block in model.backbone.blocks]  # patch tokens
+        with model.backbone.complete_mode():
+            complete = model.head(model.extract_feat(inputs))
+    log_p, log_q = complete.log_softmax(-1), dynamic.log_softmax(-1)  # teacher, student
+    kl = (log_p.exp() * (log_p - log_q)).sum(-1).mean()
+    reverse = (log_q.exp() * (log_q - log_p)).sum(-1).mean()
+    torch.testing.assert_close(losses['loss_distill'], kl)
+    assert abs(float(kl - reverse)) > 0.05  # the direction is told apart (0.73 vs 0.89)
+    rate = torch.cat([m.flatten() for m in masks]).mean()
+    assert 0 < rate < 1
+    torch.testing.assert_close(losses['loss_rate'], 2.0 * (rate - 0.5)**2)
+
+
 @pytest.mark.parametrize('switch,absent', [
     (dict(complete_loss=False), 'loss_cls_complete'),
     (dict(distill_loss=False), 'loss_distill'),
@@ -67,9 +64,12 @@ def test_each_term_can_be_switched_off(switch, absent):
     assert absent not in log and 'loss_cls' in log
 
 
-def test_two_pass_step_updates_like_the_single_graph_loss():
-    """Back-propagating the complete pass first changes memory, not gradients."""
-    model = build()
+@pytest.mark.parametrize(
+    'switch', [dict(), dict(complete_loss=False)], ids=['complete-CE', 'teacher-only'])
+def test_two_pass_step_updates_like_the_single_graph_loss(switch):
+    """Back-propagating the complete pass first (or, as a mere teacher, building no
+    graph for it) changes memory and time, not gradients."""
+    model = build(**switch)
     reference = copy.deepcopy(model)
     data = batch()
     torch.manual_seed(5)

@@ -101,7 +101,10 @@ def test_dyt_keeps_dense_accuracy_at_half_activation(digits):
     print(
         f'\ndigits val top-1: dense {dense_top1:.1f}%, DyT {dyt_top1:.1f}% at activation {rate:.2f}'
     )
+    # Measured over seeds 0-4 (initialisation and batch order; this test is seed 0):
+    # dense 90.4-91.7%, dense - DyT -0.5 to 1.8 points (mean 0.8, std 1.1), activation
+    # 0.44-0.60 (mean 0.49, std 0.07); seed 0: dense 90.7%, DyT 90.9% at 0.44. Margins:
+    # gap mean + 3 std = 4 points, activation within about 3 std, dense 5 points below.
     assert dense_top1 > 85
-    # Measured here: dense 89.9%, DyT 85.4% at activation 0.39.
     assert 0.3 < rate < 0.7
-    assert dyt_top1 > dense_top1 - 6
+    assert dyt_top1 > dense_top1 - 4

@@ -52,7 +52,12 @@ def test_rate_loss_and_activation_rates_join_the_task_losses(task):
     model = build(task)
     losses = model.loss(*batch(task, model))
     assert TASK_KEYS[task] <= set(losses)
-    torch.testing.assert_close(losses['loss_rate'], 2.0 * model.backbone.rate_loss())
+    # 2 (mean mask of the patch tokens over blocks and images - target rate 0.5)^2
+    backbone = model.backbone
+    extra = backbone.num_extra_tokens  # ViT (seg): the class token; ViTDet (det): none
+    rate = torch.cat([block.masks['mlp'][:, extra:].flatten() for block in backbone.blocks]).mean()
+    assert 0 < rate < 1 and backbone.target_rate == 0.5
+    torch.testing.assert_close(losses['loss_rate'], 2.0 * (rate - 0.5)**2)
     rates = {k for k in losses if k.startswith('act_rate')}
     assert rates == {'act_rate'} | {f'act_rate/{i}.mlp' for i in range(4)}
     total, log_vars = model.parse_losses(losses)

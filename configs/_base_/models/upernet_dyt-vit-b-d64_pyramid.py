@@ -1,0 +1,34 @@
+# UperNet on a DyT ViT-B/16 as the public DyT segmentation code builds it
+# (github.com/NUS-HPC-AI-Lab/Dynamic-Tuning, dense_tasks/Segmentation:
+# backbone/segmentation_vision_transformer_IN21K.py, configs/beit/upernet/
+# our_vit.py, tools/seg_train.py), next to the mmseg-style
+# upernet_dyt-vit-b-d64_mln.py whose DyTViT it keeps (frozen, MLP dispatch at
+# rate 0.5, adapter d = 64, s = 0.1, dropout 0.1, Gumbel tau 5, drop_path
+# 0.1, in21k weights, input mean = std = 127.5). What differs:
+# - the outputs of blocks 3, 5, 7, 11, without the final norm, become a
+#   pyramid inside the backbone, as BEiT does: x4 (2x2 stride-2 transposed
+#   conv, GELU, transposed conv), x2 (one transposed conv), x1, x0.5 (2x2 max
+#   pool), 768 channels each and no norm (the public code comments its
+#   SyncBN out); trained from PyTorch's default init, as there;
+# - no neck; UPerHead with 768 channels (the public config's), the FCN
+#   auxiliary head on the x1 level (in_index 2, 256 channels, weight 0.4, as
+#   BEiT's UperNet base the public code inherits).
+# Same values, another place: the public backbone (img_size=512) resizes the
+# 14x14 position embedding to 32x32 once at load, DyTViT (img_size=224) per
+# input, both bicubic without corner alignment.
+# Loss: decode CE + 0.4 aux CE + 2 x rate loss (DyTEncoderDecoder's defaults:
+# no complete-model or distillation term, as the public code).
+# Not reproduced: the public config sets use_rel_pos_bias=True, which gives
+# every block a BEiT relative position bias table (zero-initialised, absent
+# from the in21k checkpoint, so its script trains it); the paper does not
+# mention it and DyTViT has no such table.
+_base_ = ['./upernet_dyt-vit-b-d64_mln.py']
+
+model = dict(
+    backbone=dict(
+        out_indices=(3, 5, 7, 11),
+        final_norm=False,
+        pyramid=dict(type='RescalePyramid', rescales=(4, 2, 1, 0.5), norm_cfg=None)),
+    neck=None,
+    decode_head=dict(in_channels=[768] * 4, channels=768),
+    auxiliary_head=dict(in_channels=768, in_index=2))

@@ -1,0 +1,25 @@
+# AdaptFormer + DynamicViT on CIFAR-100: the frozen ViT-B/16 with the DyT
+# config's adapters (d = 64, s = 0.1) and DynamicViT's token pruning instead of
+# token dispatch. Not a paper setting: adapter, data and schedule stay those
+# of the DyT CIFAR-100 run, so the two differ only in how tokens are reduced.
+_base_ = ['./vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py']
+model = dict(
+    type='DynamicViTClassifier',
+    # DynamicViT's loss (its official DeiT runs): CE + 2 * mean over stages of the
+    # keep-ratio loss + 0.5 * (KL on the logits + MSE on the kept final tokens).
+    # Teacher: the complete pass (nothing pruned) of the same model, no
+    # complete-pass CE (see DynamicViTClassifier).
+    complete_loss=False,
+    distill_loss=True,
+    rate_loss_weight=2.0,
+    distill_weight=0.5,
+    token_distill='mse',
+    backbone=dict(
+        type='DynamicViT',
+        dispatch=None,
+        # The paper's ViT setting: predictors before blocks 3, 6 and 9, rho = 0.7,
+        # so 196 -> 137 -> 96 -> 67 patch tokens (the official int(N * rho^k));
+        # Gumbel-softmax at PyTorch's default temperature 1, as the official code.
+        prune_loc=(3, 6, 9),
+        keep_rate=0.7,
+        gumbel_tau=1.0))

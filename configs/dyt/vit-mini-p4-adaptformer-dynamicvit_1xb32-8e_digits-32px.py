@@ -1,0 +1,14 @@
+# The demo's AdaptFormer + DynamicViT: the digits DyT run with DynamicViT's
+# pruning instead of dispatch (start from the trained ViT as that config says).
+# 6 blocks: predictors before blocks 2, 3 and 4 (the quarter points 1.5, 3 and
+# 4.5 of the paper's 3, 6, 9 of 12, moved to distinct blocks), rho = 0.7:
+# 64 -> 44 -> 31 -> 21 patch tokens.
+_base_ = ['./vit-mini-p4-dyt_1xb32-8e_digits-32px.py']
+model = dict(
+    type='DynamicViTClassifier',
+    complete_loss=False,
+    distill_loss=True,
+    rate_loss_weight=2.0,
+    distill_weight=0.5,
+    token_distill='mse',
+    backbone=dict(type='DynamicViT', dispatch=None, prune_loc=(2, 3, 4), keep_rate=0.7))

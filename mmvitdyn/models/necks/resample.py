@@ -1,0 +1,38 @@
+"""Resampling a (B, C, H, W) map by a power of two, as the plain-ViT pyramids do."""
+import math
+from typing import List, Optional, Tuple
+
+from mmcv.cnn import build_norm_layer
+from torch import nn
+
+
+def build_resampler(factor: float,
+                    channels: int,
+                    norm_cfg: Optional[dict] = None,
+                    halve_channels: bool = False) -> Tuple[nn.Module, int]:
+    """The module resampling a (B, C, H, W) map to (B, C', H * factor, W * factor), and C'.
+
+    ``factor = 2^k`` with k > 0: k stride-2 2x2 transposed convolutions with
+    the norm (when ``norm_cfg``) and GELU between two of them, each halving
+    the channels when ``halve_channels``; k = 0: identity; k < 0: max pooling
+    with kernel and stride ``2^-k``.
+
+    Raises:
+        ValueError: ``factor`` is not a power of two.
+    """
+    steps = math.log2(factor) if factor > 0 else None
+    if steps is None or steps != int(steps):
+        raise ValueError(f'scale factor {factor} is not a power of two (e.g. 4, 2, 1, 0.5)')
+    steps = int(steps)
+    if steps <= 0:
+        return (nn.MaxPool2d(2**-steps) if steps else nn.Identity()), channels
+    layers: List[nn.Module] = []
+    for step in range(steps):
+        if step:
+            if norm_cfg is not None:
+                layers.append(build_norm_layer(norm_cfg, channels)[1])
+            layers.append(nn.GELU())
+        out_channels = channels // 2 if halve_channels else channels
+        layers.append(nn.ConvTranspose2d(channels, out_channels, 2, stride=2))
+        channels = out_channels
+    return nn.Sequential(*layers), channels

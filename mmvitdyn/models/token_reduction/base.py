@@ -1,0 +1,100 @@
+"""What token-reduction methods (ToMe, EViT) share: the per-forward pass object.
+
+A reduction method shrinks the sequence inside a block, between the
+attention residual and the MLP, as ToMe and EViT do: the block asks the pass
+to run its attention (:meth:`ReductionPass.attend`, which may add a bias to
+the logits or read the attention the method needs) and then to reduce the
+tokens (:meth:`ReductionPass.reduce`). The pass is created afresh for every
+forward and carries what flows from block to block (ToMe's token sizes).
+"""
+from typing import Any, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..layers import Attention
+
+
+def attention_with_qk(
+        attn: Attention,
+        x: torch.Tensor,
+        bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``attn(x)`` on the fused kernel, also returning its queries and keys.
+
+    Args:
+        attn (Attention): The attention module.
+        x (Tensor): Normalised tokens (B, N, C).
+        bias (Tensor, optional): Added to the logits ``q k^T / sqrt(D)``,
+            broadcast to (B, H, N, N), e.g. ToMe's log token sizes (B, 1, 1, N).
+
+    Returns:
+        tuple: output (B, N, C), queries and keys (B, H, N, D).
+    """
+    b, n, _ = x.shape
+    q, k, v = attn.qkv_heads(x).unbind(0)
+    out = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=bias, dropout_p=attn.attn_drop if attn.training else 0.)
+    out = out.transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)
+    return attn.proj_drop(attn.proj(out)), q, k
+
+
+class TokenReduction(nn.Module):
+    """Base of a config-selectable token reduction (no parameters: nothing trains).
+
+    Subclasses give :meth:`attend` and :meth:`reduce` for block ``index``
+    and may check their settings against the backbone in :meth:`check`.
+    """
+
+    def check(self, num_layers: int, num_extra_tokens: int) -> None:
+        """Raise ``ValueError`` when a setting does not fit the backbone."""
+
+    def attend(self, index: int, attn: Attention, x: torch.Tensor,
+               state: 'ReductionPass') -> Tuple[torch.Tensor, Any]:
+        """Attention of block ``index`` on normalised tokens (B, N, C) -> (output (B, N, C),
+        what :meth:`reduce` needs)."""
+        raise NotImplementedError
+
+    def reduce(self, index: int, x: torch.Tensor, cache: Any,
+               state: 'ReductionPass') -> torch.Tensor:
+        """Tokens (B, N, C) after the attention residual of block ``index`` -> (B, N', C)."""
+        raise NotImplementedError
+
+    def start(self, num_extra_tokens: int) -> 'ReductionPass':
+        """A fresh pass for one forward."""
+        return ReductionPass(self, num_extra_tokens)
+
+
+class ReductionPass:
+    """One forward through the blocks: which block runs, and what flows between them.
+
+    Attributes:
+        method (TokenReduction): The reduction.
+        num_extra_tokens (int): Leading tokens (class token ...) never reduced.
+        block (int): Index of the block running now.
+        size (Tensor, optional): (B, N, 1) number of input patches merged into
+            each token (ToMe); None while every token is one patch.
+        token_counts (list[int]): Tokens (extra ones included) after each
+            block's reduction: what the block's MLP ran on.
+    """
+
+    def __init__(self, method: TokenReduction, num_extra_tokens: int):
+        self.method = method
+        self.num_extra_tokens = num_extra_tokens
+        self.block = 0
+        self.size: Optional[torch.Tensor] = None
+        self.token_counts: List[int] = []
+        self._cache: Any = None
+
+    def attend(self, attn: Attention, x: torch.Tensor) -> torch.Tensor:
+        """The current block's attention (B, N, C) -> (B, N, C)."""
+        out, self._cache = self.method.attend(self.block, attn, x, self)
+        return out
+
+    def reduce(self, x: torch.Tensor) -> torch.Tensor:
+        """The current block's tokens (B, N, C) -> (B, N', C); moves on to the next block."""
+        x = self.method.reduce(self.block, x, self._cache, self)
+        self._cache = None
+        self.token_counts.append(x.shape[1])
+        self.block += 1
+        return x

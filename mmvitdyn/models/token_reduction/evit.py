@@ -1,0 +1,84 @@
+"""EViT (Liang et al., ICLR 2022): keep the attentive tokens, fuse the rest.
+
+At a few blocks, after the attention residual, the patch tokens are ranked
+by the attention the class token pays them in that block (averaged over
+heads); the ``ceil(keep_rate * N)`` most attended are kept (in that order)
+and the others are fused into one token, their sum weighted by that
+attention. The fused token is an ordinary token in later blocks.
+"""
+import math
+from typing import Optional, Sequence, Tuple
+
+import torch
+from mmengine.registry import MODELS
+
+from ..layers import Attention
+from .base import ReductionPass, TokenReduction, attention_with_qk
+
+
+@MODELS.register_module()
+class EViT(TokenReduction):
+    """Attentive-token reorganisation at the blocks ``locations``.
+
+    The class-token attention is computed only at those blocks, next to the
+    fused attention kernel (one extra row of logits); the other blocks run
+    their attention unchanged.
+
+    Args:
+        keep_rate (float): Kept fraction of the patch tokens at each
+            location, in (0, 1]. Defaults to 0.7.
+        locations (Sequence[int]): Blocks (0-based, increasing) that reduce.
+            Defaults to (3, 6, 9): the paper's 4th, 7th and 10th of 12.
+        fuse (bool): Fuse the inattentive tokens into one (True) or drop
+            them. Defaults to True.
+    """
+
+    def __init__(self,
+                 keep_rate: float = 0.7,
+                 locations: Sequence[int] = (3, 6, 9),
+                 fuse: bool = True):
+        super().__init__()
+        if not 0 < keep_rate <= 1:
+            raise ValueError(f'EViT keep_rate={keep_rate} must lie in (0, 1]')
+        locations = tuple(locations)
+        if not locations or list(locations) != sorted(set(locations)):
+            raise ValueError(f'EViT locations={locations} must be increasing block indices')
+        self.keep_rate = keep_rate
+        self.locations = locations
+        self.fuse = fuse
+
+    def check(self, num_layers: int, num_extra_tokens: int) -> None:
+        if not num_extra_tokens:
+            raise ValueError('EViT ranks tokens by the class token\'s attention; the backbone '
+                             'has num_extra_tokens=0 (allowed: >= 1)')
+        if any(not 0 <= i < num_layers for i in self.locations):
+            raise ValueError(f'EViT locations={self.locations} must lie in '
+                             f'0..{num_layers - 1} for {num_layers} blocks')
+
+    def attend(self, index: int, attn: Attention, x: torch.Tensor,
+               state: ReductionPass) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        if index not in self.locations:
+            return attn(x), None
+        out, q, k = attention_with_qk(attn, x)
+        logits = (q[:, :, :1] @ k.transpose(-2, -1)) * attn.head_dim**-0.5
+        cls_attn = logits.softmax(dim=-1).mean(dim=1)[:, 0, state.num_extra_tokens:]
+        return out, cls_attn
+
+    def reduce(self, index: int, x: torch.Tensor, cls_attn: Optional[torch.Tensor],
+               state: ReductionPass) -> torch.Tensor:
+        """Tokens (B, E + M, C) -> (B, E + ceil(rate * M) [+ 1 fused], C)."""
+        extra = state.num_extra_tokens
+        num_patches = x.shape[1] - extra
+        keep = math.ceil(self.keep_rate * num_patches)
+        if cls_attn is None or keep >= num_patches:
+            return x
+        order = cls_attn.argsort(dim=1, descending=True)
+        patches = x[:, extra:]
+        c = x.shape[-1]
+        kept = patches.gather(1, order[:, :keep, None].expand(-1, -1, c))
+        parts = [x[:, :extra], kept]
+        if self.fuse:
+            rest = order[:, keep:]
+            weights = cls_attn.gather(1, rest).unsqueeze(1)
+            parts.append(weights @ patches.gather(1, rest[..., None].expand(-1, -1, c)))
+        return torch.cat(parts, dim=1)

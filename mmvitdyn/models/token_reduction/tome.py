@@ -1,0 +1,113 @@
+"""ToMe (Bolya et al., ICLR 2023): token merging by bipartite soft matching.
+
+In every block, after the attention residual, the tokens are split into two
+alternating sets A (even positions) and B (odd positions); each token of A
+is matched to its most similar token of B (cosine similarity of the
+attention keys, averaged over heads), and the ``r`` best-matched A tokens
+are merged into their B partners by size-weighted averages. The number of
+patches each token stands for (its size) is carried on, and the attention
+adds ``log(size)`` to its logits (proportional attention), so a merged token
+counts as the patches it holds. Extra tokens (class token ...) are never
+merged. Nothing is learned: ToMe applies to a trained model as it is.
+"""
+import math
+from typing import Callable, List, Sequence, Tuple, Union
+
+import torch
+from mmengine.registry import MODELS
+
+from ..layers import Attention
+from .base import ReductionPass, TokenReduction, attention_with_qk
+
+
+def bipartite_soft_matching(metric: torch.Tensor, r: int,
+                            num_extra_tokens: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The merge of ``r`` token pairs chosen on ``metric``.
+
+    Args:
+        metric (Tensor): (B, N, D) features to match on (ToMe: mean keys).
+        r (int): Tokens to remove, 0 < r <= (N - extra) // 2.
+        num_extra_tokens (int): Leading tokens E that are never merged.
+
+    Returns:
+        callable: ``merge(x)``, (B, N, C) -> (B, N - r, C), summing every
+        merged A token into its B partner; extra tokens first, then the
+        unmerged A tokens in their order, then the B tokens.
+    """
+    protected_a, protected_b = (num_extra_tokens + 1) // 2, num_extra_tokens // 2
+    with torch.no_grad():
+        metric = metric / metric.norm(dim=-1, keepdim=True)
+        scores = metric[:, ::2] @ metric[:, 1::2].transpose(1, 2)
+        scores[:, :protected_a] = -math.inf  # protected A tokens are never merged away
+        scores[:, :, :protected_b] = -math.inf  # nothing merges into protected B tokens
+        best, partner = scores.max(dim=-1)
+        order = best.argsort(dim=-1, descending=True).unsqueeze(-1)
+        kept_a = order[:, r:].sort(dim=1).values
+        merged_a = order[:, :r]
+        into_b = partner.unsqueeze(-1).gather(1, merged_a)
+
+    def merge(x: torch.Tensor) -> torch.Tensor:
+        a, b = x[:, ::2], x[:, 1::2]
+        n, t, c = a.shape
+        kept = a.gather(1, kept_a.expand(n, t - r, c))
+        moved = a.gather(1, merged_a.expand(n, r, c))
+        b = b.scatter_reduce(1, into_b.expand(n, r, c), moved, reduce='sum')
+        return torch.cat(
+            [kept[:, :protected_a], b[:, :protected_b], kept[:, protected_a:], b[:, protected_b:]],
+            dim=1)
+
+    return merge
+
+
+@MODELS.register_module()
+class ToMe(TokenReduction):
+    """Token merging in every block of a :class:`~mmvitdyn.models.DyTViT`.
+
+    A block of N tokens (E extra) merges ``min(r_i, (N - E) // 2)`` of them,
+    between its attention and its MLP, so the MLP (and DyT's dispatch) runs
+    on the merged tokens, and the following blocks on fewer tokens.
+
+    Args:
+        r (int | Sequence[int]): Tokens merged per block: one number for
+            every block, or one per block. Defaults to 8.
+        prop_attn (bool): Proportional attention (``log(size)`` added to the
+            logits). Defaults to True, as ToMe's off-the-shelf use.
+    """
+
+    def __init__(self, r: Union[int, Sequence[int]] = 8, prop_attn: bool = True):
+        super().__init__()
+        values = [r] if isinstance(r, int) else list(r)
+        if not values or any(not isinstance(v, int) or isinstance(v, bool) or v < 0
+                             for v in values):
+            raise ValueError(f'ToMe r={r!r} must be an int >= 0 or a non-empty list of them')
+        self.r = r
+        self.prop_attn = prop_attn
+
+    def schedule(self, num_layers: int) -> List[int]:
+        """Requested merges per block (fewer where the tokens run out)."""
+        return [self.r] * num_layers if isinstance(self.r, int) else list(self.r)
+
+    def check(self, num_layers: int, num_extra_tokens: int) -> None:
+        if not isinstance(self.r, int) and len(self.r) != num_layers:
+            raise ValueError(f'ToMe r={list(self.r)} gives {len(self.r)} values, the backbone '
+                             f'has {num_layers} blocks (allowed: an int or {num_layers} ints)')
+
+    def attend(self, index: int, attn: Attention, x: torch.Tensor,
+               state: ReductionPass) -> Tuple[torch.Tensor, torch.Tensor]:
+        bias = None
+        if self.prop_attn and state.size is not None:
+            bias = state.size.log().transpose(1, 2).unsqueeze(1).to(x.dtype)
+        out, _, k = attention_with_qk(attn, x, bias)
+        return out, k.mean(dim=1)
+
+    def reduce(self, index: int, x: torch.Tensor, metric: torch.Tensor,
+               state: ReductionPass) -> torch.Tensor:
+        r = self.r if isinstance(self.r, int) else self.r[index]
+        r = min(r, (x.shape[1] - state.num_extra_tokens) // 2)
+        if r <= 0:
+            return x
+        merge = bipartite_soft_matching(metric, r, state.num_extra_tokens)
+        size = state.size if state.size is not None else x.new_ones(*x.shape[:2], 1)
+        x = merge(x * size)
+        state.size = merge(size)
+        return x / state.size
