@@ -153,13 +153,19 @@ def choose_model_wrapper(cfg: Config, on_cpu: bool) -> None:
     """Set the wrapper of a distributed run whose config names none: for a model
     with a two-pass step the wrapper that runs that step (not ``loss()``), on
     the CPU one without device ids (:mod:`mmvitdyn.engine.distributed`); with
-    the arguments mmengine's default wrapper gets."""
-    if cfg.get('model_wrapper_cfg') is not None:
+    the arguments mmengine's default wrapper gets. A ``model_wrapper_cfg``
+    without a ``type`` gets that type; one that names a type is kept."""
+    wrapper = cfg.get('model_wrapper_cfg')
+    if wrapper is not None and 'type' in wrapper:
         return
-    with MODELS.switch_scope_and_registry(cfg.default_scope) as registry:
+    with MODELS.switch_scope_and_registry(cfg.get('default_scope')) as registry:
         model_class = registry.get(cfg.model.type)
+    wrapper_type = default_model_wrapper(model_class, on_cpu)
+    if wrapper is not None:
+        wrapper['type'] = wrapper_type
+        return
     cfg.model_wrapper_cfg = dict(
-        type=default_model_wrapper(model_class, on_cpu),
+        type=wrapper_type,
         broadcast_buffers=False,
         find_unused_parameters=cfg.get('find_unused_parameters', False))
 

@@ -175,6 +175,17 @@ def test_a_wrapper_named_in_the_config_is_kept():
     assert cfg.model_wrapper_cfg == named
 
 
+@pytest.mark.parametrize('on_cpu,wrapper', [(True, 'CPUTwoPassDistributedDataParallel'),
+                                            (False, 'TwoPassDistributedDataParallel')])
+def test_a_wrapper_config_without_type_gets_the_two_pass_wrapper(on_cpu, wrapper):
+    cfg = Config(
+        dict(
+            model=dict(type='mmpretrain.DyTImageClassifier'),
+            model_wrapper_cfg=dict(find_unused_parameters=True)))
+    choose_model_wrapper(cfg, on_cpu)
+    assert cfg.model_wrapper_cfg == dict(type=wrapper, find_unused_parameters=True)
+
+
 @pytest.mark.parametrize('module,kwargs,error,message', [
     (torch.nn.Linear(2, 2), dict(), TypeError, 'Linear has none'),
     (None, dict(static_graph=True), ValueError, 'static_graph=True'),

@@ -121,7 +121,7 @@ class RelPosAttention(Attention):
                 if self.window_padding == 'masked':
                     key_valid = valid
                 elif self.qkv.bias is not None:  # zero tokens' q, k, v: the bias
-                    qkv = torch.where(valid[..., None], qkv, self.qkv.bias)
+                    qkv = torch.where(valid[..., None], qkv, self.qkv.bias.to(qkv.dtype))
         q, k, v = qkv.unflatten(-1, (3, self.num_heads, self.head_dim)).permute(2, 0, 3, 1, 4)
         out = F.scaled_dot_product_attention(
             q,

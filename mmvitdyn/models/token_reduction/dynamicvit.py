@@ -47,9 +47,11 @@ def policy_attention(attn: Attention, x: torch.Tensor, policy: torch.Tensor) -> 
     scores = (q @ k.transpose(-2, -1)) * attn.head_dim**-0.5
     eye = torch.eye(n, dtype=policy.dtype, device=policy.device)
     allowed = policy[:, None, None, :] * (1 - eye) + eye
-    peak = scores.masked_fill(allowed == 0, float('-inf')).amax(-1, keepdim=True).detach()
-    weights = torch.exp((scores - peak).clamp(max=0)) * allowed
-    weights = weights / weights.sum(-1, keepdim=True)
+    # The peak over all keys (a constant for the gradient): a dropped key scoring above every
+    # allowed one must keep its exp(s_ij - peak) so that d weights / d p_j stays exact.
+    peak = scores.amax(-1, keepdim=True).detach()
+    weights = torch.exp(scores - peak) * allowed
+    weights = weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
     weights = F.dropout(weights, attn.attn_drop, attn.training)
     out = (weights @ v).transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)
     return attn.proj_drop(attn.proj(out))

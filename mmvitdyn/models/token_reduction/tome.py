@@ -11,7 +11,7 @@ counts as the patches it holds. Extra tokens (class token ...) are never
 merged. Nothing is learned: ToMe applies to a trained model as it is.
 """
 import math
-from typing import Callable, List, Sequence, Tuple, Union
+from typing import Callable, Sequence, Tuple, Union
 
 import torch
 from mmengine.registry import MODELS
@@ -31,8 +31,8 @@ def bipartite_soft_matching(metric: torch.Tensor, r: int,
 
     Returns:
         callable: ``merge(x)``, (B, N, C) -> (B, N - r, C), summing every
-        merged A token into its B partner; extra tokens first, then the
-        unmerged A tokens in their order, then the B tokens.
+        merged A token into its B partner; the extra tokens first, in their
+        order, then the unmerged A tokens in their order, then the B tokens.
     """
     protected_a, protected_b = (num_extra_tokens + 1) // 2, num_extra_tokens // 2
     with torch.no_grad():
@@ -52,9 +52,9 @@ def bipartite_soft_matching(metric: torch.Tensor, r: int,
         kept = a.gather(1, kept_a.expand(n, t - r, c))
         moved = a.gather(1, merged_a.expand(n, r, c))
         b = b.scatter_reduce(1, into_b.expand(n, r, c), moved, reduce='sum')
-        return torch.cat(
-            [kept[:, :protected_a], b[:, :protected_b], kept[:, protected_a:], b[:, protected_b:]],
-            dim=1)
+        extra = x.new_empty(n, num_extra_tokens, c)  # back in their order: A, B, A, ...
+        extra[:, ::2], extra[:, 1::2] = kept[:, :protected_a], b[:, :protected_b]
+        return torch.cat([extra, kept[:, protected_a:], b[:, protected_b:]], dim=1)
 
     return merge
 
@@ -82,10 +82,6 @@ class ToMe(TokenReduction):
             raise ValueError(f'ToMe r={r!r} must be an int >= 0 or a non-empty list of them')
         self.r = r
         self.prop_attn = prop_attn
-
-    def schedule(self, num_layers: int) -> List[int]:
-        """Requested merges per block (fewer where the tokens run out)."""
-        return [self.r] * num_layers if isinstance(self.r, int) else list(self.r)
 
     def check(self, num_layers: int, num_extra_tokens: int) -> None:
         if not isinstance(self.r, int) and len(self.r) != num_layers:

@@ -15,6 +15,15 @@ from torch import nn
 from ..layers import is_dyt_param
 from .checkpoint_convert import StateDict, convert_checkpoint
 
+# Checkpoint keys (after conversion) that only a ViT built with a family's
+# option holds: loading them into a model without it would silently drop what
+# the features depend on, so they are refused, naming the option.
+FAMILY_KEYS = (
+    (r'^reg_token$', 'num_reg_tokens=<registers>'),
+    (r'^norm_pre\.', 'pre_norm=True'),
+    (r'^blocks\.\d+\.ls[12]\.gamma$', 'layer_scale_init_value=<float>'),
+)
+
 
 @dataclass
 class LoadReport:
@@ -121,7 +130,8 @@ def load_pretrained(model: nn.Module,
     Raises:
         ValueError: A checkpoint tensor's shape differs from the model's
             (every such key is listed), the layout is unknown, or the
-            checkpoint has a distillation token the model lacks.
+            checkpoint has a distillation token, registers, a pre-norm or
+            layer scales the model lacks.
     """
     state_dict = load_state_dict_file(checkpoint, map_location)
     if prefix:
@@ -134,6 +144,14 @@ def load_pretrained(model: nn.Module,
             f'{type(model).__name__} has no distillation token: build it with dist_token=True, '
             'or convert the checkpoint with drop_dist_token=True (--drop-dist-token) to drop '
             'the token and its position embedding (the class-token features then differ)')
+    lacking = [(option, key) for key in state_dict if key not in model_state
+               for pattern, option in FAMILY_KEYS if re.search(pattern, key)]
+    if lacking:
+        options = sorted({option for option, _ in lacking})
+        raise ValueError(
+            f'checkpoint {checkpoint} comes from a ViT family {type(model).__name__} is not built '
+            f'as: it has {group_keys([key for _, key in lacking])}; build the model with '
+            f'{options} (configs/_base_/models/vit-families.py has each family)')
     mismatches = shape_mismatches(state_dict, model_state)
     if mismatches:
         raise ValueError(f'checkpoint {checkpoint} does not fit {type(model).__name__}: '

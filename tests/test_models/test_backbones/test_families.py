@@ -174,6 +174,20 @@ def test_distilled_checkpoint_needs_dist_token_or_drop(tmp_path):
         report.unexpected) == ['head.bias', 'head.weight', 'head_dist.bias', 'head_dist.weight']
 
 
+@pytest.mark.parametrize('name,options', [
+    ('dinov2-reg4', ['layer_scale_init_value=<float>', 'num_reg_tokens=<registers>']),
+    ('clip-b16', ['pre_norm=True']),
+])
+def test_a_family_checkpoint_into_a_plain_vit_is_refused_naming_the_options(
+        tmp_path, name, options):
+    timm_name, family_options, _ = FAMILIES[name]
+    img_size = 4 * family_options['patch_size']
+    torch.save(timm_model(timm_name, img_size).state_dict(), tmp_path / 'family.pth')
+    plain = ViT(arch=dict(TINY_ARCH), img_size=img_size, patch_size=family_options['patch_size'])
+    with pytest.raises(ValueError, match=re.escape(str(options))):
+        load_pretrained(plain, str(tmp_path / 'family.pth'))
+
+
 def to_dinov2_original(state: dict) -> dict:
     """timm's DINOv2-with-registers keys -> facebookresearch/dinov2's layout:
     the class token's position row back in ``pos_embed``, ``register_tokens``,

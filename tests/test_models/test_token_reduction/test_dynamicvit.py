@@ -141,8 +141,18 @@ def test_policy_attention_hides_dropped_keys_from_all_but_themselves():
     w = scores.masked_fill(~allowed, float('-inf')).softmax(-1)
     ref = torch.einsum('bhqk,bkhd->bqhd', w, v).reshape(2, 6, 16) @ attn.proj.weight.T
     torch.testing.assert_close(out, ref + attn.proj.bias, atol=1e-6, rtol=1e-5)
-    out.square().sum().backward()  # the policy is differentiable (the predictors learn)
-    assert bool((policy.grad != 0).any())
+    # The policy's gradient (what the predictors learn from) is that of the masked softmax
+    # written with the policy as a factor, for kept and dropped tokens alike.
+    out.square().sum().backward()
+    grad = policy.grad.clone()
+    policy.grad = None
+    factor = policy[:, None, None, :] * (1 - torch.eye(6)) + torch.eye(6)
+    w = scores.exp() * factor
+    w = w / w.sum(-1, keepdim=True)
+    ref = torch.einsum('bhqk,bkhd->bqhd', w, v).reshape(2, 6, 16) @ attn.proj.weight.T
+    (ref + attn.proj.bias).square().sum().backward()
+    assert bool((grad[policy.detach() == 0] != 0).all())
+    torch.testing.assert_close(grad, policy.grad, atol=1e-5, rtol=1e-4)
 
 
 def test_predictor_uses_the_mean_over_kept_tokens():

@@ -12,6 +12,7 @@ from mmpretrain.structures import DataSample
 from helpers.configs import dyt_config
 from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
 from mmvitdyn.models import DyTViT
+from mmvitdyn.models.token_reduction.tome import bipartite_soft_matching
 
 PATCHES = 16  # the tiny 4 x 4 grid; 17 tokens with the class token
 
@@ -169,3 +170,15 @@ def test_configs_train_their_classifier_with_tome(name, dispatch, bottleneck):
     losses = model.loss(images(2), [DataSample().set_gt_label(i) for i in range(2)])
     assert all(torch.isfinite(v) for v in losses.values())
     assert model.backbone.last_reduction.token_counts == [14, 11, 8]
+
+
+@pytest.mark.parametrize('extra', [1, 3, 6])
+def test_extra_tokens_stay_in_front_in_their_order(extra):
+    """Class, distillation and register tokens are never merged and keep their positions
+    (a distillation token is read at position 1 after the blocks)."""
+    torch.manual_seed(0)
+    x = torch.randn(2, extra + 16, 8)
+    merge = bipartite_soft_matching(torch.randn(2, extra + 16, 4), r=5, num_extra_tokens=extra)
+    out = merge(x)
+    assert out.shape == (2, extra + 11, 8)
+    torch.testing.assert_close(out[:, :extra], x[:, :extra], rtol=0, atol=0)
