@@ -1,5 +1,5 @@
 """Multi-head self-attention."""
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -48,11 +48,20 @@ class Attention(nn.Module):
         qkv = self.qkv(x).reshape(b, n, 3, self.num_heads, self.head_dim)
         return qkv.permute(2, 0, 3, 1, 4)
 
-    def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """(B, N, C) -> (B, N, C); ``attn_mask`` broadcasts to (B, H, N, N)."""
+    def forward_with_qk(
+        self,
+        x: torch.Tensor,
+        attn_mask: Optional[torch.Tensor] = None
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`forward`, also returning its queries and keys (B, H, N, D), which
+        token reductions (ToMe, EViT) read; ``attn_mask`` may be a float bias."""
         b, n, _ = x.shape
         q, k, v = self.qkv_heads(x).unbind(0)
         x = F.scaled_dot_product_attention(
             q, k, v, attn_mask=attn_mask, dropout_p=self.attn_drop if self.training else 0.)
         x = x.transpose(1, 2).reshape(b, n, self.num_heads * self.head_dim)
-        return self.proj_drop(self.proj(x))
+        return self.proj_drop(self.proj(x)), q, k
+
+    def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """(B, N, C) -> (B, N, C); ``attn_mask`` broadcasts to (B, H, N, N)."""
+        return self.forward_with_qk(x, attn_mask)[0]

@@ -1,13 +1,11 @@
-"""QuickGELU, the activation of OpenAI's CLIP towers."""
-import torch
+"""QuickGELU (``x * sigmoid(1.702 x)``), the activation of OpenAI's CLIP towers.
+
+mmpretrain's, registered in mmengine's root registry too, so that
+``act_cfg=dict(type='QuickGELU')`` builds outside the mmpretrain scope as well.
+"""
 from mmengine.registry import MODELS
-from torch import nn
+from mmpretrain.models.utils.clip_generator_helper import QuickGELU
 
+MODELS.register_module(module=QuickGELU)
 
-@MODELS.register_module()
-class QuickGELU(nn.Module):
-    """``x * sigmoid(1.702 x)``, OpenAI CLIP's approximation of GELU
-    (``act_cfg=dict(type='QuickGELU')``); elementwise, any shape."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.sigmoid(1.702 * x)
+__all__ = ['QuickGELU']

@@ -10,33 +10,9 @@ forward and carries what flows from block to block (ToMe's token sizes).
 from typing import Any, List, Optional, Tuple
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..layers import Attention
-
-
-def attention_with_qk(
-        attn: Attention,
-        x: torch.Tensor,
-        bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``attn(x)`` on the fused kernel, also returning its queries and keys.
-
-    Args:
-        attn (Attention): The attention module.
-        x (Tensor): Normalised tokens (B, N, C).
-        bias (Tensor, optional): Added to the logits ``q k^T / sqrt(D)``,
-            broadcast to (B, H, N, N), e.g. ToMe's log token sizes (B, 1, 1, N).
-
-    Returns:
-        tuple: output (B, N, C), queries and keys (B, H, N, D).
-    """
-    b, n, _ = x.shape
-    q, k, v = attn.qkv_heads(x).unbind(0)
-    out = F.scaled_dot_product_attention(
-        q, k, v, attn_mask=bias, dropout_p=attn.attn_drop if attn.training else 0.)
-    out = out.transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)
-    return attn.proj_drop(attn.proj(out)), q, k
 
 
 class TokenReduction(nn.Module):

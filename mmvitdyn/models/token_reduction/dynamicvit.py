@@ -193,15 +193,6 @@ class DynamicViT(DyTViT):
         """Patch tokens kept after each pruning stage: ``int(N * rho^k)``, k = 1, 2, ..."""
         return [int(num_patches * self.keep_rate**(k + 1)) for k in range(len(self.prune_loc))]
 
-    def tokens_per_block(self, num_patches: int) -> List[int]:
-        """Patch tokens each block runs on in (packed) inference, extra tokens excluded."""
-        counts, current = [], num_patches
-        kept = dict(zip(self.prune_loc, self.keep_counts(num_patches)))
-        for i in range(self.num_layers):
-            current = kept.get(i, current)
-            counts.append(current)
-        return counts
-
     @contextmanager
     def complete_mode(self):
         """Within the context no token is pruned (the full model, DynamicViT's teacher)."""

@@ -13,7 +13,7 @@ import torch
 from mmengine.registry import MODELS
 
 from ..layers import Attention
-from .base import ReductionPass, TokenReduction, attention_with_qk
+from .base import ReductionPass, TokenReduction
 
 
 @MODELS.register_module()
@@ -59,7 +59,7 @@ class EViT(TokenReduction):
                state: ReductionPass) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         if index not in self.locations:
             return attn(x), None
-        out, q, k = attention_with_qk(attn, x)
+        out, q, k = attn.forward_with_qk(x)
         logits = (q[:, :, :1] @ k.transpose(-2, -1)) * attn.head_dim**-0.5
         cls_attn = logits.softmax(dim=-1).mean(dim=1)[:, 0, state.num_extra_tokens:]
         return out, cls_attn

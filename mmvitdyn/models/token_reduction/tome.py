@@ -17,7 +17,7 @@ import torch
 from mmengine.registry import MODELS
 
 from ..layers import Attention
-from .base import ReductionPass, TokenReduction, attention_with_qk
+from .base import ReductionPass, TokenReduction
 
 
 def bipartite_soft_matching(metric: torch.Tensor, r: int,
@@ -93,7 +93,7 @@ class ToMe(TokenReduction):
         bias = None
         if self.prop_attn and state.size is not None:
             bias = state.size.log().transpose(1, 2).unsqueeze(1).to(x.dtype)
-        out, _, k = attention_with_qk(attn, x, bias)
+        out, _, k = attn.forward_with_qk(x, bias)
         return out, k.mean(dim=1)
 
     def reduce(self, index: int, x: torch.Tensor, metric: torch.Tensor,
