@@ -27,7 +27,8 @@ from mmengine.config import DictAction
 from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter, TensorForward,
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
-from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
+                                          is_local_path, load_config)
 from mmvitdyn.utils import dump_json_atomically
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
@@ -112,54 +113,57 @@ class FlopCounts:
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    try:
-        images = list_images(args.input)
-        if not osp.isfile(args.checkpoint):
-            raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
-        cfg = load_config(args.config, args.cfg_options)
-        inferencer = build_inferencer(cfg, args.checkpoint, args.device)
-    except SetupError as err:
-        parser.error(str(err))
-    model, scope = inferencer.model, cfg.default_scope
-    backbone = model.backbone
-    flop_counts = FlopCounts(model)
-    rows = []
-    for image in images:
-        with torch.no_grad(), BackboneRecorder(backbone) as forwards:
-            prediction, picture = run_inferencer(scope, inferencer, image, args.out_dir)
-        with torch.no_grad():
-            gflops = sum(flop_counts(forward) for forward in forwards) / 1e9
-        row = dict(
-            image=image,
-            prediction=prediction,
-            gflops=gflops,
-            backbone_forwards=len(forwards),
-            pictures=[picture])
-        if forwards[0].masks:
-            rates = torch.cat([part_rates(f.masks)[1] for f in forwards], dim=1)
-            row['activation_rate'] = float(rates.mean())
-            views = [
-                SkipView(
-                    seen_image(model, forward.inputs[0]), [{
-                        part: m[0]
-                        for part, m in block.items()
-                    } for block in forward.masks],
-                    tuple(s // backbone.patch_size for s in forward.inputs.shape[2:]),
-                    f'crop {k}' if len(forwards) > 1 else '') for k, forward in enumerate(forwards)
-            ]
-            out_file = osp.join(args.out_dir, f'{Path(image).stem}_dispatch.png')
-            plot_skip_map(views, backbone.patch_size, Path(image).stem, out_file)
-            row['pictures'].append(out_file)
-        rows.append(row)
-    print(f'\n{"image":<28} {"act. rate":>9} {"GFLOPs":>9}  prediction')
-    for row in rows:
-        rate = row.get('activation_rate')
-        print(f'{osp.basename(row["image"]):<28} {"-" if rate is None else f"{rate:.4f}":>9} '
-              f'{row["gflops"]:>9.4f}  {row["prediction"]}')
-    summary = osp.join(args.out_dir, 'summary.json')
-    dump_json_atomically(dict(config=args.config, checkpoint=args.checkpoint, images=rows), summary)
-    print('\nPictures:\n' + '\n'.join(f'  {p}' for row in rows for p in row['pictures']))
-    print(f'Figures: {summary}')
+    with checkpoint_trust(parser, args, [args.checkpoint]):
+        try:
+            images = list_images(args.input)
+            if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
+                raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
+            cfg = load_config(args.config, args.cfg_options)
+            inferencer = build_inferencer(cfg, args.checkpoint, args.device)
+        except SetupError as err:
+            parser.error(str(err))
+        model, scope = inferencer.model, cfg.default_scope
+        backbone = model.backbone
+        flop_counts = FlopCounts(model)
+        rows = []
+        for image in images:
+            with torch.no_grad(), BackboneRecorder(backbone) as forwards:
+                prediction, picture = run_inferencer(scope, inferencer, image, args.out_dir)
+            with torch.no_grad():
+                gflops = sum(flop_counts(forward) for forward in forwards) / 1e9
+            row = dict(
+                image=image,
+                prediction=prediction,
+                gflops=gflops,
+                backbone_forwards=len(forwards),
+                pictures=[picture])
+            if forwards[0].masks:
+                rates = torch.cat([part_rates(f.masks)[1] for f in forwards], dim=1)
+                row['activation_rate'] = float(rates.mean())
+                views = [
+                    SkipView(
+                        seen_image(model, forward.inputs[0]), [{
+                            part: m[0]
+                            for part, m in block.items()
+                        } for block in forward.masks],
+                        tuple(s // backbone.patch_size for s in forward.inputs.shape[2:]),
+                        f'crop {k}' if len(forwards) > 1 else '')
+                    for k, forward in enumerate(forwards)
+                ]
+                out_file = osp.join(args.out_dir, f'{Path(image).stem}_dispatch.png')
+                plot_skip_map(views, backbone.patch_size, Path(image).stem, out_file)
+                row['pictures'].append(out_file)
+            rows.append(row)
+        print(f'\n{"image":<28} {"act. rate":>9} {"GFLOPs":>9}  prediction')
+        for row in rows:
+            rate = row.get('activation_rate')
+            print(f'{osp.basename(row["image"]):<28} {"-" if rate is None else f"{rate:.4f}":>9} '
+                  f'{row["gflops"]:>9.4f}  {row["prediction"]}')
+        summary = osp.join(args.out_dir, 'summary.json')
+        dump_json_atomically(
+            dict(config=args.config, checkpoint=args.checkpoint, images=rows), summary)
+        print('\nPictures:\n' + '\n'.join(f'  {p}' for row in rows for p in row['pictures']))
+        print(f'Figures: {summary}')
 
 
 if __name__ == '__main__':

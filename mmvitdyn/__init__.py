@@ -6,7 +6,7 @@ so configs of any scope (mmpretrain, mmdet, mmseg) find them through
 """
 from . import version_check  # noqa: F401  (first: stops on an unsupported torch/mmcv/mmengine)
 from . import datasets, engine, learngene, models  # noqa: F401
-from .utils import register_local_checkpoint_loader
+from .utils import register_checkpoint_schemes
 from .version import __version__  # noqa: F401
 
-register_local_checkpoint_loader()
+register_checkpoint_schemes()

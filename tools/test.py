@@ -2,21 +2,22 @@
 
     python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
                          [--show-dir DIR] [--cfg-options k=v ...] [--launcher ...]
-                         [--trust-checkpoint]
+                         [--trust-checkpoint [PATH ...]]
 """
 import argparse
 import os.path as osp
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
 from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, add_runner_arguments,
-                                          build_runner, enable_visualization, load_config,
-                                          parse_runner_arguments, set_work_dir)
+                                          build_runner, checkpoint_trust, enable_visualization,
+                                          is_local_path, load_config, parse_runner_arguments,
+                                          set_work_dir)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Test (evaluate) a checkpoint')
     parser.add_argument('config', help='test config file path')
-    parser.add_argument('checkpoint', help='checkpoint file')
+    parser.add_argument('checkpoint', help='checkpoint: a path or URL')
     parser.add_argument('--work-dir', help='directory for the evaluation logs')
     parser.add_argument('--out', help='also dump the predictions to this .pkl file')
     parser.add_argument('--show-dir', help='draw the predictions into this directory')
@@ -27,21 +28,22 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    try:
-        if not osp.isfile(args.checkpoint):
-            raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
-        cfg = load_config(args.config, args.cfg_options)
-        cfg.launcher = args.launcher
-        set_work_dir(cfg, args.work_dir, args.config)
-        cfg.load_from = args.checkpoint
-        if args.show_dir:
-            enable_visualization(cfg, args.show_dir)
-        if args.out:
-            add_dump_results(cfg, args.out)
-        runner = build_runner(cfg)
-    except SetupError as err:
-        parser.error(str(err))
-    runner.test()
+    with checkpoint_trust(parser, args, [args.checkpoint]):
+        try:
+            if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
+                raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
+            cfg = load_config(args.config, args.cfg_options)
+            cfg.launcher = args.launcher
+            set_work_dir(cfg, args.work_dir, args.config)
+            cfg.load_from = args.checkpoint
+            if args.show_dir:
+                enable_visualization(cfg, args.show_dir)
+            if args.out:
+                add_dump_results(cfg, args.out)
+            runner = build_runner(cfg)
+        except SetupError as err:
+            parser.error(str(err))
+        runner.test()
 
 
 if __name__ == '__main__':

@@ -2,19 +2,23 @@
 
     python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp]
                           [--cfg-options k=v ...] [--launcher none|pytorch|slurm]
-                          [--trust-checkpoint]
+                          [--trust-checkpoint [PATH ...]]
 
 Checkpoints are written atomically (AtomicCheckpointHook) and each epoch is
 seeded from (seed, epoch) (EpochSeedHook), so a run killed at any point
 resumes with ``--resume`` from its last checkpoint and repeats the
-uninterrupted run.
+uninterrupted run. The work dir is held for the run: a second run into it
+stops at once, naming the holder.
 """
 import argparse
 
+from mmengine.runner import find_latest_checkpoint
+
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
 from mmvitdyn.engine.runner_setup import (SetupError, add_runner_arguments, build_runner,
-                                          enable_amp, load_config, make_resumable,
-                                          parse_runner_arguments, set_resume, set_work_dir)
+                                          checkpoint_trust, enable_amp, hold_work_dir, load_config,
+                                          make_resumable, parse_runner_arguments, set_resume,
+                                          set_work_dir)
 
 
 def parse_args(argv=None):
@@ -45,6 +49,16 @@ def main(argv=None):
         cfg = load_config(args.config, args.cfg_options)
         cfg.launcher = args.launcher
         set_work_dir(cfg, args.work_dir, args.config)
+    except SetupError as err:
+        parser.error(str(err))
+    resume = find_latest_checkpoint(cfg.work_dir) if args.resume == 'auto' else args.resume
+    with checkpoint_trust(parser, args, [resume]), hold_work_dir(parser, cfg.work_dir):
+        train(parser, args, cfg)
+
+
+def train(parser, args, cfg) -> None:
+    """Set up the run of ``cfg`` (its work dir held) and train."""
+    try:
         if args.amp:
             enable_amp(cfg)
         set_resume(cfg, args.resume)

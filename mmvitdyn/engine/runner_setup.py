@@ -4,7 +4,8 @@ mmseg configs alike (chosen by the config's ``default_scope``)."""
 import argparse
 import os
 import os.path as osp
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional, Sequence
 
 from mmengine.config import Config, DictAction
 from mmengine.device import get_device
@@ -12,7 +13,7 @@ from mmengine.registry import MODELS, RUNNERS
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
-from ..utils import TRUST_ENV, TRUST_FLAG
+from ..utils import TRUST_FLAG, WorkDirLock, WorkDirLockedError, trusted_checkpoints
 from .distributed import default_model_wrapper, init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
@@ -27,26 +28,39 @@ class SetupError(Exception):
     """A command-line or config problem the user can fix; tools print it plainly."""
 
 
-class _TrustCheckpoints(argparse.Action):
-    """Set ``MMVITDYN_TRUST_CHECKPOINTS=1`` for this process and the ones it starts."""
-
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=False, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        os.environ[TRUST_ENV] = '1'
-        setattr(namespace, self.dest, True)
-
-
 def add_trust_argument(parser: argparse.ArgumentParser) -> None:
-    """``--trust-checkpoint``: the opt-in to fully unpickle checkpoints (see
-    :mod:`mmvitdyn.utils.checkpoint_loader`), for every tool that loads one."""
+    """``--trust-checkpoint [PATH ...]``: the opt-in to fully unpickle the
+    checkpoints it names (see :mod:`mmvitdyn.utils.checkpoint_trust`), for
+    every tool that loads one; used with :func:`checkpoint_trust`."""
     parser.add_argument(
         TRUST_FLAG,
-        action=_TrustCheckpoints,
-        help='fully unpickle checkpoints that hold more than tensors and what an mmengine '
-        'Runner checkpoint holds; this can run code from the file, so only for checkpoints '
-        f'whose source you trust (same as {TRUST_ENV}=1)')
+        nargs='*',
+        metavar='PATH',
+        help='fully unpickle these checkpoints (paths or URLs; without PATHs: the checkpoint '
+        'arguments of this command) although they hold more than tensors and what an mmengine '
+        'Runner checkpoint holds; this can run code from the files, so only for files whose '
+        f'source you trust. Other checkpoints stay refused. Put it last, or use {TRUST_FLAG}=PATH')
+
+
+def is_local_path(name: str) -> bool:
+    """Whether a checkpoint argument is a local path (not a URL or ``scheme://`` name)."""
+    return '://' not in name
+
+
+@contextmanager
+def checkpoint_trust(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                     own: Sequence[Optional[str]]) -> Iterator[None]:
+    """Inside the block, trust what ``--trust-checkpoint`` names: its PATHs, or
+    without PATHs ``own``, the command's own checkpoint arguments (None
+    entries skipped). Nothing is trusted outside the block or in other processes."""
+    names = getattr(args, TRUST_FLAG[2:].replace('-', '_'), None)
+    if names == []:
+        names = [name for name in own if name]
+        if not names:
+            parser.error(f'{TRUST_FLAG} without PATHs trusts the checkpoint arguments of the '
+                         f'command, and this one has none; name the files: {TRUST_FLAG} PATH ...')
+    with trusted_checkpoints(names or []):
+        yield
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser, example_option: str) -> None:
@@ -90,6 +104,34 @@ def set_work_dir(cfg: Config, work_dir: Optional[str], config_path: str) -> None
         cfg.work_dir = work_dir
     elif cfg.get('work_dir') is None:
         cfg.work_dir = osp.join('./work_dirs', osp.splitext(osp.basename(config_path))[0])
+
+
+# Where launchers put a process's global rank (torchrun, Slurm, Open MPI, MPICH).
+RANK_VARIABLES = ('RANK', 'SLURM_PROCID', 'OMPI_COMM_WORLD_RANK', 'PMI_RANK')
+
+
+def launcher_rank() -> int:
+    """This process's rank as its launcher set it (0 when not launched by one)."""
+    for name in RANK_VARIABLES:
+        if os.environ.get(name, '').isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+@contextmanager
+def hold_work_dir(parser: argparse.ArgumentParser, work_dir: str) -> Iterator[None]:
+    """Hold ``work_dir`` (on rank 0) for the block; another live run's hold
+    stops the command with a message naming it, before anything is written."""
+    lock = WorkDirLock(work_dir)
+    if launcher_rank() == 0:
+        try:
+            lock.acquire()
+        except WorkDirLockedError as err:
+            parser.exit(2, f'error: {err}\n')
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _has_accelerator() -> bool:

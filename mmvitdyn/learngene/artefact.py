@@ -20,7 +20,8 @@ from torch import nn
 from ..models.layers import FFN_PARAMS
 from .ffn_grouping import Groups
 from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_int,
-                     expect_norm, expect_tensor, expect_type, require, validate_ancestry)
+                     expect_norm, expect_tensor, expect_type, format_settings, require,
+                     validate_ancestry, validate_settings)
 from .head_clustering import HeadCluster
 
 FORMAT = 'mmvitdyn.learngene'
@@ -183,7 +184,7 @@ class Learngene(LearngeneFile):
             f"Learngene of a ViT: {a['num_layers']} layers, {a['num_heads']} heads of "
             f"{a['head_dim']}, {a['embed_dims']} wide, FFN {a['feedforward_channels']}, patch "
             f"{a['patch_size']}",
-            'settings: ' + ', '.join(f'{k}={v}' for k, v in s.items()),
+            'settings: ' + format_settings(s),
             f"{'layer':>5} | {'heads':>5} | {'FFN':>3} | "
             'clusters in priority order: members (mean MAD px)',
         ]
@@ -209,13 +210,10 @@ class Learngene(LearngeneFile):
         """Check everything inheritance reads; raise ``ValueError`` naming the
         first field that is missing, of the wrong type or shape, out of range
         or not finite."""
-        expect_type(self.settings, dict, 'settings')
+        validate_settings(self.settings)
         a = validate_ancestry(self.ancestry)
         c, h = a['embed_dims'], a['num_heads']
         expect_tensor(self.mad, 'mad', (a['num_layers'], h))
-        if not torch.isfinite(self.mad).all():
-            raise ValueError(f'learngene mad has non-finite values at (layer, head) '
-                             f'{torch.nonzero(~torch.isfinite(self.mad)).tolist()}')
         expect_type(self.embeddings, dict, 'embeddings')
         p, grid, extra = a['patch_size'], a['patch_resolution'], a['num_extra_tokens']
         embeddings = {

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_type,
-                     require, validate_ancestry, validate_block)
+                     require, validate_ancestry, validate_block, validate_settings)
 
 FORMAT = 'mmvitdyn.block_learngene'
 VERSION = 1
@@ -129,7 +129,7 @@ class BlockLearngene(LearngeneFile):
                              f'{list(self.layers)}')
         for index, block in enumerate(self.blocks):
             validate_block(block, f'blocks[{index}]', a)
-        expect_type(self.settings, dict, 'settings')
+        validate_settings(self.settings)
 
     def to_dict(self) -> dict:
         return dict(

@@ -3,8 +3,8 @@
 Every learngene file (the Cluster-Learngene artefacts of ViT and Swin
 ancestries, the baselines' block and TLEG learngenes) is a plain
 ``torch.save`` of dicts, lists, numbers, strings and tensors with a
-``format`` and a ``version`` entry, loadable with ``weights_only=True`` and
-written atomically. The ViT ones share the description of the ancestry
+``format`` and a ``version`` entry, read by mmvitdyn's safe checkpoint loader
+(never unpickled in full) and written atomically. The ViT ones share the description of the ancestry
 (:func:`ancestry_of`) and, for whole blocks, the block state dict of
 mmvitdyn's ViT (:func:`block_shapes`). The checks raise ``ValueError``
 naming the field, its value and what is allowed.
@@ -15,7 +15,7 @@ from typing import ClassVar, Dict, Optional, Tuple
 import torch
 from torch import nn
 
-from ..utils import save_atomically
+from ..utils import load_checkpoint_file, save_atomically
 
 Tensors = Dict[str, torch.Tensor]
 NORM_KEYS = ('weight', 'bias')
@@ -113,10 +113,12 @@ def load_file(path: str, file_format: str, version: int, tool: str, mmap: bool =
         raise FileNotFoundError(f'learngene file {path!r} does not exist (build one with '
                                 f'tools/learngene/{tool})')
     try:
-        data = torch.load(path, map_location='cpu', weights_only=True, mmap=mmap)
-    except Exception as err:  # torch raises several types for damaged files
-        raise ValueError(f'learngene file {path!r} is corrupted or not a torch file: '
-                         f'{type(err).__name__}: {err}') from err
+        data = load_checkpoint_file(path, 'cpu', mmap=mmap)
+    except Exception as err:  # refused, damaged or not a torch file
+        raise ValueError(
+            f'learngene file {path!r} is corrupted or not a torch file: '
+            f'{type(err).__name__}: {err} (learngene files are only ever read as '
+            f'plain data, trusted or not; rebuild it with tools/learngene/{tool})') from err
     check_format(data, file_format, version, f'learngene file {path!r}')
     return data
 
@@ -190,8 +192,10 @@ def expect_int(value, field: str, minimum: int) -> None:
 
 
 def expect_tensor(value, field: str, shape: Tuple[Optional[int], ...]) -> None:
-    """A floating tensor of ``shape`` (None: any size on that axis)."""
+    """A dense, finite floating tensor of ``shape`` (None: any size on that axis)."""
     expect_type(value, torch.Tensor, field)
+    if value.layout != torch.strided:
+        raise ValueError(f'learngene {field} is a {value.layout} tensor, expected a dense one')
     if not value.is_floating_point():
         raise ValueError(f'learngene {field} has dtype {value.dtype}, expected floating point')
     got = tuple(value.shape)
@@ -199,6 +203,34 @@ def expect_tensor(value, field: str, shape: Tuple[Optional[int], ...]) -> None:
         expected = ', '.join('*' if e is None else str(e) for e in shape)
         expected = f'({expected},)' if len(shape) == 1 else f'({expected})'
         raise ValueError(f'learngene {field} has shape {got}, expected {expected}')
+    finite = torch.isfinite(value)
+    if not finite.all():
+        first = tuple(torch.nonzero(~finite)[0].tolist())
+        raise ValueError(f'learngene {field} has non-finite values ({int((~finite).sum())}; '
+                         f'the first at {first}: {value[first].item()})')
+
+
+# What a learngene's ``settings`` (how it was made) may hold: plain values.
+SETTING_VALUES = (str, int, float, bool, type(None))
+
+
+def validate_settings(settings) -> dict:
+    """``settings``: a dict of identifier-like keys and plain values (str, int,
+    float, bool, None, or lists/tuples of them); returns it."""
+    expect_type(settings, dict, 'settings')
+    for key, value in settings.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ValueError(f'learngene settings key {key!r} is not a name (letters, digits, _)')
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if not all(isinstance(item, SETTING_VALUES) for item in items):
+            raise ValueError(f'learngene settings.{key} is a {type(value).__name__}; allowed: '
+                             'str, int, float, bool, None, or lists of them')
+    return settings
+
+
+def format_settings(settings: dict) -> str:
+    """``key=value`` pairs with the values escaped (``repr``), for summaries."""
+    return ', '.join(f'{key}={value!r}' for key, value in settings.items())
 
 
 def expect_norm(state, field: str, width: int, optional: bool = False) -> None:

@@ -31,7 +31,7 @@ from .artefact import (CENTROIDS, LAYER_KEYS, FFNGroup, LearngeneLayer, condense
                        layer_to_dict, pick_heads, validate_ffn_groups, validate_layer)
 from .ffn_grouping import group_ffns
 from .fields import (LearngeneFile, Tensors, check_format, clone_state, expect_int, expect_norm,
-                     expect_tensor, expect_type, require)
+                     expect_tensor, expect_type, format_settings, require, validate_settings)
 from .head_clustering import HeadCluster, check_clustering_args, cluster_heads
 from .inheritance import copy_into, head_assignment, inherit_attention
 
@@ -171,7 +171,7 @@ class SwinLearngene(LearngeneFile):
         lines.append(f"Learngene of a Swin: depths {a['depths']}, heads {a['num_heads']} of "
                      f"{head_dims(a)}, widths {stage_dims(a)}, window {a['window_size']}, "
                      f"patch {a['patch_size']}")
-        lines.append('settings: ' + ', '.join(f'{k}={v}' for k, v in self.settings.items()))
+        lines.append('settings: ' + format_settings(self.settings))
         for index, stage in enumerate(self.stages):
             multi = [list(g.layers) for g in stage.ffn_groups if len(g.layers) > 1]
             lines.append(f'stage {index}: centroids per block '
@@ -199,7 +199,7 @@ class SwinLearngene(LearngeneFile):
     # ----------------------------------------------------------- validation
     def validate(self) -> None:
         """Check everything inheritance reads; ``ValueError`` names the field."""
-        expect_type(self.settings, dict, 'settings')
+        validate_settings(self.settings)
         a = self._validate_ancestry()
         dims, heads, window = stage_dims(a), a['num_heads'], a['window_size']
         p, c = a['patch_size'], a['embed_dims']

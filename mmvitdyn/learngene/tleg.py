@@ -26,8 +26,8 @@ from mmengine.registry import MODELS
 from torch import nn
 
 from ..models.backbones import ViT
-from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_type,
-                     require, validate_ancestry, validate_block)
+from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, require,
+                     validate_ancestry, validate_block, validate_settings)
 
 FORMAT = 'mmvitdyn.tleg_learngene'
 VERSION = 1
@@ -164,7 +164,7 @@ class TLEGLearngene(LearngeneFile):
         a = validate_ancestry(self.ancestry)
         validate_block(self.theta_a, 'theta_a', a)
         validate_block(self.theta_b, 'theta_b', a)
-        expect_type(self.settings, dict, 'settings')
+        validate_settings(self.settings)
 
     def to_dict(self) -> dict:
         return dict(

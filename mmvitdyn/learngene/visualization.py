@@ -4,6 +4,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import torch
 
 from .artefact import Learngene
+from .fields import format_settings
 from .head_clustering import HeadCluster
 from .swin import SwinLearngene
 
@@ -58,9 +59,10 @@ def plot_mad(learngene: Union[Learngene, SwinLearngene],
     ax.set_ylabel('mean attention distance (pixels)')
     settings = learngene.settings
     ax.set_title(
-        title or 'MAD per head (colour: cluster, in priority order; ring: centroid)\n' +
-        ', '.join(f'{k}={settings[k]}'
-                  for k in ('method', 'eps', 'k', 'num_images') if k in settings),
+        title
+        or 'MAD per head (colour: cluster, in priority order; ring: centroid)\n' + format_settings(
+            {k: settings[k]
+             for k in ('method', 'eps', 'k', 'num_images') if k in settings}),
         fontsize=9)
     ax.grid(alpha=.3)
     fig.tight_layout()

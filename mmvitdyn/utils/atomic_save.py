@@ -7,14 +7,19 @@ old content or the complete new one.
 """
 import json
 import os
+import re
+import socket
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, List
 
 import torch
 from mmengine.fileio import LocalBackend, register_backend
 
 ATOMIC_BACKEND = 'atomic_local'
+# ``.<name>.tmp-<host>-<pid>``: the temporary sibling :func:`atomic_target` writes.
+TEMPORARY_NAME = re.compile(r'^\..+\.tmp-(.+)-(\d+)$')
+HOST = socket.gethostname()
 
 
 def fsync_path(path: Path) -> None:
@@ -32,7 +37,7 @@ def atomic_target(dst: str) -> Iterator[Path]:
     disk and rename it into place; on failure remove it, leaving ``dst`` as it was."""
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f'.{dst.name}.tmp-{os.getpid()}')
+    tmp = dst.with_name(f'.{dst.name}.tmp-{HOST}-{os.getpid()}')  # TEMPORARY_NAME
     try:
         yield tmp
         fsync_path(tmp)
@@ -40,6 +45,30 @@ def atomic_target(dst: str) -> Iterator[Path]:
         fsync_path(dst.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def remove_orphaned_temporaries(directory: str) -> List[Path]:
+    """Remove the temporary files that saves killed before their rename left
+    in ``directory``: those of processes of this host no longer running (a
+    shared folder's files of other hosts stay); returns them."""
+    removed = []
+    for path in Path(directory).glob('.*.tmp-*'):
+        match = TEMPORARY_NAME.match(path.name)
+        if (match and match.group(1) == HOST and path.is_file()
+                and not _process_alive(int(match.group(2)))):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def save_atomically(obj: dict, dst: str) -> None:

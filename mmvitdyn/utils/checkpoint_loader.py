@@ -1,292 +1,347 @@
-"""Local checkpoint loading that runs no code from the file, on torch >= 2.1.
+"""Reading a checkpoint file without running code from it, through torch's own checks.
 
 A pickle can call any function while it is loaded, so a ``.pth`` file from
-elsewhere must not be fully unpickled. mmengine 0.10.7 calls ``torch.load``
-without ``weights_only`` (full unpickling before torch 2.6), and a Runner
-checkpoint holds more than torch's ``weights_only=True`` accepts: the message
-hub's history buffers, numpy arrays, scalars and dtypes.
+elsewhere must not be fully unpickled (mmengine 0.10.7 calls ``torch.load``
+without ``weights_only``, and ``torch.hub`` with ``weights_only=False``).
+:func:`load_checkpoint_file`, which every checkpoint scheme ends in
+(:mod:`.checkpoint_schemes`), opens the file once and reads it so:
 
-:func:`load_local_checkpoint` (registered as mmengine's loader for local
-paths) hands ``torch.load`` :data:`RESTRICTED_PICKLE` as its pickle module,
-so storages, ``map_location`` and the legacy formats stay torch's, while the
-unpickling is :class:`RestrictedUnpickler`'s: a name in the pickle resolves
-only to an object of :data:`ALLOWED_GLOBALS` (torch's own ``weights_only``
-allow-list of the installed torch, plus :data:`RUNNER_CHECKPOINT_TYPES`) and
-nothing is imported, and every operation that calls or changes an object
-reaches only allowed callables, instances of allowed classes, and lists,
-dicts and sets, as torch's weights-only unpickler allows. A TorchScript
-archive (which ``torch.load`` would pass to ``torch.jit.load``) is refused.
+1. **Format.** torch's zip format and its legacy pickle format are read;
+   the legacy ``.tar`` format (torch < 0.4) is refused, trusted or not:
+   extracting it applies member modes, owners and times through links and
+   opens special files.
+2. **Bounds**, all relative to the file's size (:func:`max_expansion`
+   times it): the records a zip declares (a deflate bomb inflates before
+   any other check; a record with two zip64 size fields, which Python and
+   torch's reader read differently, is refused), the storages a legacy file
+   declares (checked as torch creates each one, uninitialised and untouched,
+   before its bytes are read), and the bytes the pickle's own calls make
+   (:mod:`.pickle_scan`).
+3. **Unpickling.** torch's weights-only unpickler (``weights_only=True``),
+   with :data:`~.checkpoint_values.RUNNER_CHECKPOINT_GLOBALS` allowed for the
+   load through ``torch.serialization.safe_globals``: torch checks every
+   global, refuses TorchScript archives and validates sparse tensors; numpy
+   values and history buffers come back from their checked recipes.
+   ``safe_globals`` edits torch's process-wide allow-list for the duration
+   of the load, so loads are serialised, and entries of the user's own that
+   carry the same names are set aside meanwhile.
 
-One code path for every supported torch: torch can extend its own
-weights-only allow-list only from 2.4 (``add_safe_globals``), for the length
-of a load from 2.5 (``safe_globals``), and with the named entries a Runner
-checkpoint needs (``builtins.getattr`` restricted to HistoryBuffer's
-statistics, numpy 1.x's ``numpy.core`` names) from 2.6. What this module
-takes from torch's internals (``_weights_only_unpickler._get_allowed_globals``
-and the zip tests of ``torch.serialization``) is the same from 2.1 to 2.14.
-Nothing process-wide changes, during or after the load.
-
-A checkpoint that needs anything else is refused with
-:class:`UnsafeCheckpointError`, naming what it needs. Full unpickling is the
-explicit opt-in of the environment variable ``MMVITDYN_TRUST_CHECKPOINTS=1``,
-which the tools' flag ``--trust-checkpoint`` sets.
+Only what the user vouched for (:mod:`.checkpoint_trust`) is unpickled in
+full (``weights_only=False``), after the same format and bound checks.
+torch before 2.6 has neither named allow-list entries nor a weights-only
+unpickler without known ways to run code, so there every untrusted load is
+refused, naming the opt-in.
 """
-import _compat_pickle
-import codecs
+import io
 import os
-import os.path as osp
 import pickle
-from types import SimpleNamespace
-from typing import Any, Dict
+import re
+import tarfile
+import threading
+import zipfile
+from contextlib import contextmanager
+from typing import BinaryIO, Callable, Iterator, Optional, Union
 
-import numpy as np
 import torch
-from mmengine.logging import HistoryBuffer
-from mmengine.runner import CheckpointLoader
-from torch._weights_only_unpickler import _get_allowed_globals
-from torch.serialization import _is_torchscript_zip, _is_zipfile, _open_zipfile_reader
+from torch.serialization import default_restore_location
 
-TRUST_ENV = 'MMVITDYN_TRUST_CHECKPOINTS'
-TRUST_FLAG = '--trust-checkpoint'
-TRUST_VALUES = {'1': True, '0': False, '': False}
+from .checkpoint_trust import TRUST_ENV, TRUST_FLAG
+from .checkpoint_values import RUNNER_CHECKPOINT_GLOBALS, CheckpointValueError, resolve_recipes
+from .pickle_scan import PickleBudgetError, scan_pickle
 
-HISTORY_BUFFER_STATISTICS = ('min', 'max', 'current', 'mean')
+EXPANSION_ENV = 'MMVITDYN_CHECKPOINT_MAX_EXPANSION'
+DEFAULT_MAX_EXPANSION = 4.0
+ZIP_MAGIC = b'PK\x03\x04'
+ZIP64_EXTRA_ID = 0x0001
+# The pickles of torch's legacy format: magic number, protocol, system info,
+# the object, the storage keys (the storages' bytes follow).
+LEGACY_PICKLES = 5
+
+
+def _torch_release(version: str) -> tuple:
+    """(major, minor) of a torch version string, pre-releases included."""
+    return tuple(int(part) for part in re.findall(r'\d+', version)[:2])
+
+
+#: Whether the installed torch can load untrusted checkpoints safely.
+TORCH_LOADS_SAFELY = _torch_release(torch.__version__) >= (2, 6)
+
+Source = Union[str, os.PathLike, io.BytesIO]
+_LOAD_LOCK = threading.Lock()
 
 
 class UnsafeCheckpointError(pickle.UnpicklingError):
-    """A checkpoint that needs more than :data:`ALLOWED_GLOBALS`."""
+    """A checkpoint refused: it needs more than a weights-only load allows, is
+    of a refused format, declares more data than it can hold, or fails
+    torch's checks. The message names the file and what to do."""
 
 
-class _NotAllowed(pickle.UnpicklingError):
-    """Raised while unpickling; the message is what the pickle needs."""
+class _OverBudget(Exception):
+    """Raised inside ``torch.load`` when a legacy file's storages exceed the bound."""
 
 
-def history_buffer_statistic(owner, name: str):
-    """``getattr`` restricted to what a pickled ``HistoryBuffer`` asks for.
-
-    A HistoryBuffer pickles its statistics methods as
-    ``getattr(HistoryBuffer, 'mean')``; any other ``getattr`` (which could
-    reach e.g. ``numpy.ndarray.tofile``) is refused.
-    """
-    if owner is not HistoryBuffer or name not in HISTORY_BUFFER_STATISTICS:
-        raise _NotAllowed(f'builtins.getattr({getattr(owner, "__qualname__", owner)}, {name!r}) '
-                          f'(allowed: HistoryBuffer statistics {HISTORY_BUFFER_STATISTICS})')
-    return getattr(owner, name)
-
-
-# numpy's unpickling functions, as numpy itself pickles arrays and scalars with
-# them; numpy 1.x names their module ``numpy.core``, numpy 2 ``numpy._core``.
-_RECONSTRUCT = np.zeros(0).__reduce__()[0]
-_SCALAR = np.float64(0).__reduce__()[0]
-_NUMPY_CORES = ('numpy.core', 'numpy._core')
-
-# What torch.save of an mmengine Runner checkpoint contains besides tensors and
-# plain containers: the message hub's HistoryBuffers (numpy arrays and their
-# statistics methods inside) and numpy scalars (e.g. the best score).
-RUNNER_CHECKPOINT_TYPES = [
-    HistoryBuffer,
-    (history_buffer_statistic, 'builtins.getattr'),
-    np.ndarray,
-    np.dtype,
-    # bool, integer and real dtypes: the message hub logs numpy scalars of any of them
-    *sorted(
-        {type(np.dtype(code))
-         for code in '?' + np.typecodes['AllInteger'] + np.typecodes['Float']},
-        key=lambda cls: cls.__name__),
-    *((_RECONSTRUCT, f'{core}.multiarray._reconstruct') for core in _NUMPY_CORES),
-    *((_SCALAR, f'{core}.multiarray.scalar') for core in _NUMPY_CORES),
-    # bytes in a protocol-2 pickle (a numpy array's data); torch allows it from 2.5
-    codecs.encode,
-]
+def max_expansion() -> float:
+    """The bound on declared data over file size (``MMVITDYN_CHECKPOINT_MAX_EXPANSION``)."""
+    value = os.environ.get(EXPANSION_ENV, '')
+    if not value:
+        return DEFAULT_MAX_EXPANSION
+    try:
+        factor = float(value)
+    except ValueError:
+        factor = float('nan')
+    if not factor > 0:
+        raise ValueError(f'{EXPANSION_ENV}={value!r} must be a number > 0 (the most data a '
+                         f'checkpoint may declare, as a multiple of its file size; default '
+                         f'{DEFAULT_MAX_EXPANSION})')
+    return factor
 
 
-def _qualified_name(obj) -> str:
-    return f'{obj.__module__}.{obj.__qualname__}'
+def _cap_hint(factor: float) -> str:
+    return (f'at most {factor:g}x its size is allowed; for a file you trust, raise the bound '
+            f'with {EXPANSION_ENV}=<factor>')
 
 
-def _allowed_globals() -> Dict[str, Any]:
-    allowed = dict(_get_allowed_globals())
-    for entry in RUNNER_CHECKPOINT_TYPES:
-        obj, name = entry if isinstance(entry, tuple) else (entry, _qualified_name(entry))
-        allowed[name] = obj
-    return allowed
+def _zip64_fields(extra: bytes) -> int:
+    """How many zip64 extended-information blocks a zip extra field holds."""
+    count, offset = 0, 0
+    while offset + 4 <= len(extra):
+        header, length = int.from_bytes(extra[offset:offset + 2],
+                                        'little'), int.from_bytes(extra[offset + 2:offset + 4],
+                                                                  'little')
+        count += header == ZIP64_EXTRA_ID
+        offset += 4 + length
+    return count
 
 
-#: Qualified name -> object: all that a checkpoint's pickle may name.
-ALLOWED_GLOBALS = _allowed_globals()
-_ALLOWED_IDS = frozenset(map(id, ALLOWED_GLOBALS.values()))
+def check_zip_bounds(file: BinaryIO, name: str, size: int, factor: float) -> zipfile.ZipFile:
+    """Refuse a zip whose records declare more than ``factor`` x ``size``
+    bytes, or carry two zip64 size fields; returns the opened archive."""
+    try:
+        archive = zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        raise UnsafeCheckpointError(f'checkpoint {name} is not a readable zip archive: '
+                                    f'{err}') from None
+    members = archive.infolist()
+    doubled = [m.filename for m in members if _zip64_fields(m.extra) > 1]
+    if doubled:
+        raise UnsafeCheckpointError(f'checkpoint {name} is refused: its records {doubled} carry '
+                                    'two zip64 size fields (readers disagree on their size)')
+    declared = sum(member.file_size for member in members)
+    if declared > factor * size:
+        largest = max(members, key=lambda member: member.file_size)
+        raise UnsafeCheckpointError(
+            f'checkpoint {name} is refused: its {len(members)} records inflate to {declared} '
+            f'bytes (the largest, {largest.filename}, to {largest.file_size}) from a '
+            f'{size}-byte file; {_cap_hint(factor)}')
+    return archive
 
 
-def _describe(obj) -> str:
-    """``module.qualname`` of a class or function, ``a module.qualname`` of another object."""
-    if isinstance(getattr(obj, '__qualname__', None), str):
-        return _qualified_name(obj)
-    return f'a {_qualified_name(type(obj))}'
+def _is_legacy_tar(file: BinaryIO) -> bool:
+    """Whether torch would read ``file`` as its pre-0.4 tar format (reads headers only)."""
+    try:
+        with tarfile.open(fileobj=file, mode='r:'):
+            return True
+    except tarfile.TarError:
+        return False
+    finally:
+        file.seek(0)
 
 
-# Opcodes that torch.save never writes: refused.
-REFUSED_OPCODES = ('INST', 'OBJ', 'PERSID', 'EXT1', 'EXT2', 'EXT4')
+def _check_pickles(file: BinaryIO, is_zip: bool, name: str, size: int, factor: float) -> None:
+    """Refuse pickles whose calls make more than ``factor`` x ``size`` bytes
+    (:func:`~.pickle_scan.scan_pickle`)."""
+    budget = factor * size
+    try:
+        if is_zip:
+            with zipfile.ZipFile(file) as archive:
+                for member in archive.infolist():
+                    if member.filename.endswith('.pkl'):
+                        with archive.open(member) as stream:
+                            budget -= scan_pickle(stream, budget)
+        else:
+            for _ in range(LEGACY_PICKLES):
+                budget -= scan_pickle(file, budget)
+    except PickleBudgetError as err:
+        hint = f'; {_cap_hint(factor)}' if err.over_budget else ''
+        raise UnsafeCheckpointError(f'checkpoint {name} is refused: {err}{hint}') from None
+    except (ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise UnsafeCheckpointError(f'checkpoint {name} is not a readable torch file: '
+                                    f'{type(err).__name__}: {err}') from None
+    finally:
+        file.seek(0)
 
 
-def _refused_opcode(name: str):
-    """An unpickler operation that refuses the pickle opcode ``name``."""
-
-    def load(unpickler):
-        raise _NotAllowed(f'the pickle opcode {name}')
-
-    return load
-
-
-class RestrictedUnpickler(pickle._Unpickler):
-    """Python's pure-Python unpickler, restricted as torch's weights-only one.
-
-    The C ``pickle.Unpickler`` can only restrict the names it resolves
-    (:meth:`find_class`); this one also checks what each operation calls or
-    changes, before the operation runs:
-
-    - REDUCE, NEWOBJ, NEWOBJ_EX call only an object of :data:`ALLOWED_GLOBALS`;
-    - BUILD sets the state of instances of allowed classes only;
-    - APPEND(S), SETITEM(S), ADDITEMS fill only a list, dict or set (or an
-      instance of an allowed subclass of one);
-    - :data:`REFUSED_OPCODES` are refused.
-    """
-
-    dispatch = dict(pickle._Unpickler.dispatch)
-
-    def find_class(self, module: str, name: str):
-        """The allowed object of that name; nothing is imported."""
-        if self.proto < 3 and self.fix_imports:  # Python 2 names, as protocol 2 writes them
-            if (module, name) in _compat_pickle.NAME_MAPPING:
-                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-            elif module in _compat_pickle.IMPORT_MAPPING:
-                module = _compat_pickle.IMPORT_MAPPING[module]
-        full_name = f'{module}.{name}'
-        if full_name not in ALLOWED_GLOBALS:
-            raise _NotAllowed(full_name)
-        return ALLOWED_GLOBALS[full_name]
-
-    def _check_call(self, func) -> None:
-        if id(func) not in _ALLOWED_IDS:
-            raise _NotAllowed(f'a call of {_describe(func)}')
-
-    def _check_fill(self, container, kind: type) -> None:
-        if type(container) is not kind and not (isinstance(container, kind)
-                                                and id(type(container)) in _ALLOWED_IDS):
-            raise _NotAllowed(f'items added to {_describe(container)}')
-
-    def load_reduce(self):  # stack: func, args
-        self._check_call(self.stack[-2])
-        super().load_reduce()
-
-    dispatch[pickle.REDUCE[0]] = load_reduce
-
-    def load_newobj(self):  # stack: cls, args
-        self._check_call(self.stack[-2])
-        super().load_newobj()
-
-    dispatch[pickle.NEWOBJ[0]] = load_newobj
-
-    def load_newobj_ex(self):  # stack: cls, args, kwargs
-        self._check_call(self.stack[-3])
-        super().load_newobj_ex()
-
-    dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
-
-    def load_build(self):  # stack: instance, state
-        instance = self.stack[-2]
-        if id(type(instance)) not in _ALLOWED_IDS:
-            raise _NotAllowed(f'the state of {_describe(instance)} set')
-        super().load_build()
-
-    dispatch[pickle.BUILD[0]] = load_build
-
-    def load_append(self):  # stack: list, item
-        self._check_fill(self.stack[-2], list)
-        super().load_append()
-
-    dispatch[pickle.APPEND[0]] = load_append
-
-    def load_appends(self):  # stack: list, MARK, items
-        self._check_fill(self.metastack[-1][-1], list)
-        super().load_appends()
-
-    dispatch[pickle.APPENDS[0]] = load_appends
-
-    def load_setitem(self):  # stack: dict, key, value
-        self._check_fill(self.stack[-3], dict)
-        super().load_setitem()
-
-    dispatch[pickle.SETITEM[0]] = load_setitem
-
-    def load_setitems(self):  # stack: dict, MARK, keys and values
-        self._check_fill(self.metastack[-1][-1], dict)
-        super().load_setitems()
-
-    dispatch[pickle.SETITEMS[0]] = load_setitems
-
-    def load_additems(self):  # stack: set, MARK, items
-        self._check_fill(self.metastack[-1][-1], set)
-        super().load_additems()
-
-    dispatch[pickle.ADDITEMS[0]] = load_additems
-    dispatch.update({getattr(pickle, name)[0]: _refused_opcode(name) for name in REFUSED_OPCODES})
+def _restore(map_location, storage, location: str):
+    """Move a storage as ``torch.load`` does for ``map_location``."""
+    if map_location is None:
+        return default_restore_location(storage, location)
+    if isinstance(map_location, dict):
+        return default_restore_location(storage, map_location.get(location, location))
+    if isinstance(map_location, (str, torch.device)):
+        return default_restore_location(storage, str(map_location))
+    result = map_location(storage, location)
+    return default_restore_location(storage, location) if result is None else result
 
 
-#: The ``pickle_module`` handed to ``torch.load``: it uses ``Unpickler`` and ``load``.
-RESTRICTED_PICKLE = SimpleNamespace(
-    __name__=f'{__name__}.RESTRICTED_PICKLE',
-    Unpickler=RestrictedUnpickler,
-    load=lambda file, **kwargs: RestrictedUnpickler(file, **kwargs).load())
+def _bounded_restore(map_location, budget: float) -> Callable:
+    """A ``map_location`` that refuses storages once they declare more than
+    ``budget`` bytes in all; torch calls it as it creates each storage
+    (uninitialised memory that nothing has touched) and before reading it."""
+    declared = [0, 0]  # bytes, storages
+
+    def restore(storage, location):
+        declared[0] += storage.nbytes()
+        declared[1] += 1
+        if declared[0] > budget:
+            raise _OverBudget(f'storage {declared[1]} ({storage.nbytes()} bytes) brings the '
+                              f'declared tensor data to {declared[0]} bytes')
+        return _restore(map_location, storage, location)
+
+    return restore
 
 
-def checkpoints_trusted() -> bool:
-    """Whether ``MMVITDYN_TRUST_CHECKPOINTS`` opts in to full unpickling."""
-    value = os.environ.get(TRUST_ENV, '')
-    if value not in TRUST_VALUES:
-        raise ValueError(f'{TRUST_ENV}={value!r} is not one of {sorted(TRUST_VALUES)} '
-                         '(1: fully unpickle checkpoints, which can run code from them)')
-    return TRUST_VALUES[value]
+def _opt_in(name: str) -> str:
+    return (f'Only if you trust its source, pass {TRUST_FLAG} {name} to the tool (or set '
+            f'{TRUST_ENV}=1 in your shell).')
 
 
-def _is_torchscript(filename: str) -> bool:
-    """Whether ``torch.load`` would hand the file to ``torch.jit.load`` (torch's own test)."""
-    with open(filename, 'rb') as file:
-        if not _is_zipfile(file):
-            return False
-    with _open_zipfile_reader(filename) as archive:
-        return _is_torchscript_zip(archive)
+def _torch_refusal(shown: str, name: str, err: Exception) -> UnsafeCheckpointError:
+    """Our error for one of torch's weights-only refusals, with the opt-in for ``name``."""
+    found = re.search(r'WeightsUnpickler error:\s*([^\n]+)', str(err))
+    reason = found.group(1) if found else str(err).splitlines()[0]
+    return UnsafeCheckpointError(
+        f'checkpoint {shown} is refused: {reason.rstrip(".")}. A weights-only load allows '
+        'tensors, plain containers and what an mmengine Runner checkpoint holds (history '
+        f'buffers, numpy values); anything else could run code from the file. {_opt_in(name)}')
 
 
-def load_local_checkpoint(filename: str, map_location=None) -> dict:
-    """``torch.load`` a local checkpoint without running code from it.
+@contextmanager
+def _runner_globals() -> Iterator[None]:
+    """:data:`RUNNER_CHECKPOINT_GLOBALS` allowed, and the user's process-wide
+    entries of the same names set aside, for the block (one block at a time)."""
+    names = {entry[1] for entry in RUNNER_CHECKPOINT_GLOBALS}
+    with _LOAD_LOCK:
+        saved = torch.serialization.get_safe_globals()
+        clashing = [
+            entry for entry in saved
+            if (entry[1] if isinstance(entry, tuple) else
+                f'{getattr(entry, "__module__", "")}.{getattr(entry, "__qualname__", "")}') in names
+        ]
+        if clashing:
+            torch.serialization.clear_safe_globals()
+            torch.serialization.add_safe_globals([e for e in saved if e not in clashing])
+        try:
+            with torch.serialization.safe_globals(RUNNER_CHECKPOINT_GLOBALS):
+                yield
+        finally:
+            if clashing:
+                torch.serialization.clear_safe_globals()
+                torch.serialization.add_safe_globals(saved)
+
+
+def _load_weights_only(source, shown: str, name: str, map_location, mmap: bool):
+    """torch's weights-only load with the Runner checkpoint recipes, resolved;
+    errors show the checkpoint as ``shown`` and name ``name`` in the opt-in."""
+    if not TORCH_LOADS_SAFELY:
+        raise UnsafeCheckpointError(
+            f'checkpoint {shown} is refused: torch {torch.__version__} cannot load checkpoints '
+            'without running code from crafted files (its weights-only loader can be bypassed '
+            'before 2.6, and it cannot name the types of Runner checkpoints); install torch '
+            f'>= 2.6. {_opt_in(name)}')
+    try:
+        with _runner_globals():
+            loaded = torch.load(source, map_location=map_location, weights_only=True, mmap=mmap)
+        return resolve_recipes(loaded)
+    except _OverBudget:
+        raise
+    except CheckpointValueError as err:
+        raise UnsafeCheckpointError(f'checkpoint {shown} is refused: it holds {err}') from None
+    except pickle.UnpicklingError as err:
+        raise _torch_refusal(shown, name, err) from None
+    except Exception as err:  # torch's checks, and what malformed pickles make it raise
+        reason = str(err).splitlines()[0] if str(err) else ''
+        raise UnsafeCheckpointError(f"checkpoint {shown} is refused by torch's checks: "
+                                    f'{type(err).__name__}: {reason}') from None
+
+
+def _same_file(path: str, checked: os.stat_result) -> bool:
+    now = os.stat(path)
+    return (now.st_dev, now.st_ino, now.st_size,
+            now.st_mtime_ns) == (checked.st_dev, checked.st_ino, checked.st_size,
+                                 checked.st_mtime_ns)
+
+
+def load_checkpoint_file(source: Source,
+                         map_location=None,
+                         *,
+                         trusted: bool = False,
+                         mmap: bool = False,
+                         name: Optional[str] = None,
+                         via: Optional[str] = None):
+    """Read a checkpoint as described in the module docstring.
+
+    Args:
+        source (str | PathLike | BytesIO): A local file or the bytes of a download.
+        map_location: As for ``torch.load``.
+        trusted (bool): Unpickle in full (the user vouched for the file).
+            Defaults to False.
+        mmap (bool): Map the tensors from the file (zip format, paths only).
+            Defaults to False.
+        name (str, optional): The checkpoint as the user named it (a URL or
+            ``scheme://`` name for a download), in errors and the opt-in they
+            suggest. Defaults to the path.
+        via (str, optional): Where it was read from, shown after ``name``
+            (the URL it resolved to, the cached file).
 
     Raises:
-        FileNotFoundError: ``filename`` does not exist.
-        UnsafeCheckpointError: The checkpoint needs more than
-            :data:`ALLOWED_GLOBALS` (and ``MMVITDYN_TRUST_CHECKPOINTS`` is
-            not 1); the message names what it needs.
+        FileNotFoundError: A path that is no regular file.
+        UnsafeCheckpointError: The checkpoint is refused; the message says why
+            and what to do.
     """
-    filename = osp.expanduser(filename)
-    if not osp.isfile(filename):
-        raise FileNotFoundError(f'checkpoint {filename} can not be found')
-    if checkpoints_trusted():
-        return torch.load(filename, map_location=map_location, weights_only=False)
+    in_memory = isinstance(source, io.BytesIO)
+    if name is None:
+        name = 'in memory' if in_memory else os.fspath(source)
+    shown = f'{name} ({via})' if via else name
+    if not in_memory and not os.path.isfile(source):
+        raise FileNotFoundError(f'checkpoint {shown} can not be found')
+    factor = max_expansion()
+    with (_in_memory(source) if in_memory else open(source, 'rb')) as file:
+        checked = None if in_memory else os.fstat(file.fileno())
+        size = source.getbuffer().nbytes if in_memory else checked.st_size
+        is_zip = file.read(len(ZIP_MAGIC)) == ZIP_MAGIC
+        file.seek(0)
+        if is_zip:
+            check_zip_bounds(file, shown, size, factor).close()
+            file.seek(0)
+        elif _is_legacy_tar(file):
+            raise UnsafeCheckpointError(
+                f'checkpoint {shown} is in the legacy .tar format of torch < 0.4, which is '
+                'refused (extracting it can change files through links and hang on special '
+                'files); re-save it with torch.save in an environment you trust')
+        else:  # torch's legacy pickle format: the storages' bytes follow the pickles
+            map_location = _bounded_restore(map_location, factor * size)
+        _check_pickles(file, is_zip, shown, size, factor)
+        # The checked file object itself is read (a path only for mmap, checked after).
+        target = source if mmap else file
+        try:
+            if trusted:
+                loaded = torch.load(
+                    target, map_location=map_location, weights_only=False, mmap=mmap)
+            else:
+                loaded = _load_weights_only(target, shown, name, map_location, mmap)
+        except _OverBudget as err:
+            raise UnsafeCheckpointError(f'checkpoint {shown} is refused: {err}, from a '
+                                        f'{size}-byte file; {_cap_hint(factor)}') from None
+    if mmap and not _same_file(source, checked):
+        raise UnsafeCheckpointError(f'checkpoint {shown} changed while it was read')
+    return loaded
+
+
+@contextmanager
+def _in_memory(buffer: io.BytesIO) -> Iterator[io.BytesIO]:
+    """An in-memory download, rewound before and after."""
+    buffer.seek(0)
     try:
-        if _is_torchscript(filename):
-            raise _NotAllowed('torch.jit.load (it is a TorchScript archive)')
-        return torch.load(
-            filename,
-            map_location=map_location,
-            pickle_module=RESTRICTED_PICKLE,
-            weights_only=False)
-    except _NotAllowed as err:
-        raise UnsafeCheckpointError(
-            f'checkpoint {filename} is refused: it needs {err}, beyond tensors and what an '
-            'mmengine Runner checkpoint holds, and unpickling that can run code from the file. '
-            f'Only if you trust its source, pass {TRUST_FLAG} to the tool or set {TRUST_ENV}=1.'
-        ) from err
-
-
-def register_local_checkpoint_loader() -> None:
-    """Make mmengine's ``CheckpointLoader`` use :func:`load_local_checkpoint`."""
-    CheckpointLoader.register_scheme(prefixes='', loader=load_local_checkpoint, force=True)
+        yield buffer
+    finally:
+        buffer.seek(0)

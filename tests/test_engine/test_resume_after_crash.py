@@ -12,7 +12,7 @@ from helpers.configs import VIT_DIGITS_CFG
 from helpers.tools import run_tool, start_tool
 from mmvitdyn.engine import AtomicCheckpointHook
 from mmvitdyn.engine.runner_setup import make_resumable
-from mmvitdyn.utils import load_local_checkpoint
+from mmvitdyn.utils import load_checkpoint_file
 
 # 6 iterations of 16 images per epoch, each loss logged, a checkpoint and a
 # validation (which draws random numbers) after each epoch.
@@ -74,7 +74,7 @@ def test_kill_mid_epoch_then_resume_repeats_the_uninterrupted_run(data_workspace
     # ... and the resumed one continues it exactly, from the first checkpoint.
     assert resumed == {i: expected[i] for i in range(ITERS_PER_EPOCH + 1, 3 * ITERS_PER_EPOCH + 1)}
     weights = [
-        load_local_checkpoint(str(run / 'epoch_3.pth'))['state_dict'] for run in (straight, killed)
+        load_checkpoint_file(str(run / 'epoch_3.pth'))['state_dict'] for run in (straight, killed)
     ]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
@@ -105,7 +105,7 @@ def test_a_failed_save_keeps_the_previous_checkpoint(data_workspace, tmp_path):
     assert re.search(r'Epoch\(train\)\s+\[2\]\[6/6\]', text)  # it failed saving epoch 2
     assert [p.name for p in (tmp_path / 'run').iterdir() if 'epoch' in p.name] == ['epoch_1.pth']
     assert last.read_text() == str(tmp_path / 'run/epoch_1.pth')
-    assert load_local_checkpoint(last.read_text())['meta']['epoch'] == 1
+    assert load_checkpoint_file(last.read_text())['meta']['epoch'] == 1
 
 
 def test_train_py_makes_a_config_resumable():

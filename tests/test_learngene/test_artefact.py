@@ -204,7 +204,21 @@ BROKEN = {
     'no cluster': (put(('layers', 2, 'clusters'), []), r'layers\[2\]\.clusters is empty'),
     'NaN MAD': (put(('mad', ), lambda mad: mad.index_put(
         (torch.tensor(1), torch.tensor(2)), torch.tensor(NAN))),
-                r'mad has non-finite values at \(layer, head\) \[\[1, 2\]\]'),
+                r'mad has non-finite values \(1; the first at \(1, 2\): nan\)'),
+    'infinite query weight': (put(('layers', 1, 'qkv_weight'), lambda w: w.index_put(
+        (torch.tensor(0), torch.tensor(1)), torch.tensor(float('inf')))),
+                              r'layers\[1\]\.qkv_weight has non-finite values \(\d+;'),
+    'NaN FFN weight': (put(
+        ('ffn_groups', 0, 'weights', 'fc2.weight'),
+        lambda w: w * NAN), r'ffn_groups\[0\]\.weights\.fc2\.weight has non-finite values \(2048;'),
+    'NaN position embedding': (put(
+        ('embeddings', 'pos_embed'),
+        lambda p: p.clone().fill_(NAN)), r'embeddings\.pos_embed has non-finite values \(544;'),
+    'object in settings': (put(
+        ('settings', 'note'),
+        {'nested': 1}), r'settings\.note is a dict; allowed: str, int, float, bool, None'),
+    'settings key that is no name': (put(('settings', '\x1b[31mred'),
+                                         1), r'settings key .* is not a name'),
     'infinite cluster MAD': (put(
         ('layers', 0, 'clusters', 0, 'mad'),
         float('inf')), r'layers\[0\]\.clusters\[0\]\.mad=inf must be a finite number'),
@@ -261,3 +275,10 @@ def test_a_broken_file_names_the_file_and_the_field(valid_data, tmp_path):
             'is missing'):
         Learngene.load(str(tmp_path / 'bad.pth'))
     assert Learngene.from_dict(copy.deepcopy(valid_data)).num_centroids == [2, 2, 1]
+
+
+def test_the_summary_prints_settings_escaped(ancestry):
+    learngene = learngene_with_counts(ancestry, [2, 2, 1])
+    learngene.settings['config'] = 'deit\n\x1b[31mred.py'
+    summary = learngene.summary()
+    assert "config='deit\\n\\x1b[31mred.py'" in summary and '\x1b' not in summary

@@ -1,13 +1,17 @@
 """Files are written through a temporary file, fsync and rename: never half-written."""
 import os
 import resource
+import socket
+import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
 import torch
 from mmengine.fileio import get_file_backend
 
-from mmvitdyn.utils import ATOMIC_BACKEND, load_local_checkpoint, save_atomically
+from mmvitdyn.utils import (ATOMIC_BACKEND, load_checkpoint_file, remove_orphaned_temporaries,
+                            save_atomically)
 
 
 @contextmanager
@@ -32,9 +36,9 @@ def test_the_file_is_flushed_before_the_rename_and_the_directory_after(tmp_path,
             ('replace', str(src), str(dst))) or replace(src, dst))
     dst = tmp_path / 'out/learngene.pth'
     save_atomically({'w': torch.arange(4.)}, dst)
-    tmp = str(tmp_path / 'out' / f'.learngene.pth.tmp-{os.getpid()}')
+    tmp = str(tmp_path / 'out' / f'.learngene.pth.tmp-{socket.gethostname()}-{os.getpid()}')
     assert events == [('fsync', tmp), ('replace', tmp, str(dst)), ('fsync', str(dst.parent))]
-    assert torch.equal(load_local_checkpoint(str(dst))['w'], torch.arange(4.))
+    assert torch.equal(load_checkpoint_file(str(dst))['w'], torch.arange(4.))
 
 
 def test_a_save_that_fails_part_way_leaves_the_previous_file(tmp_path):
@@ -44,7 +48,7 @@ def test_a_save_that_fails_part_way_leaves_the_previous_file(tmp_path):
     with max_file_size(64 << 10), pytest.raises(RuntimeError):
         save_atomically({'w': torch.ones(1 << 16)}, dst)  # 256 KiB of tensor data
     assert [p.name for p in tmp_path.iterdir()] == ['learngene.pth']
-    assert torch.equal(load_local_checkpoint(str(dst))['w'], torch.zeros(4))
+    assert torch.equal(load_checkpoint_file(str(dst))['w'], torch.zeros(4))
 
 
 def test_the_atomic_file_backend_writes_whole_files_or_none(tmp_path):
@@ -56,3 +60,19 @@ def test_the_atomic_file_backend_writes_whole_files_or_none(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ['ckpt.pth', 'last_checkpoint']
     assert backend.get(tmp_path / 'ckpt.pth') == b'first'
     assert backend.get_text(tmp_path / 'last_checkpoint') == 'epoch_1.pth'
+
+
+def test_temporaries_of_dead_savers_are_removed_and_live_ones_kept(tmp_path):
+    dead = subprocess.run([sys.executable, '-c', 'import os; print(os.getpid())'],
+                          capture_output=True,
+                          text=True).stdout.strip()
+    host = socket.gethostname()
+    orphan = tmp_path / f'.epoch_2.pth.tmp-{host}-{dead}'
+    live = tmp_path / f'.epoch_3.pth.tmp-{host}-{os.getpid()}'
+    other_host = tmp_path / f'.epoch_4.pth.tmp-another-host-{dead}'
+    unrelated = tmp_path / '.hidden.tmp-notapid'
+    for path in (orphan, live, other_host, unrelated):
+        path.write_bytes(b'partial')
+    assert remove_orphaned_temporaries(str(tmp_path)) == [orphan]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [live.name, other_host.name, unrelated.name])

@@ -1,8 +1,10 @@
-"""Loading a checkpoint runs no code from it, unless the user opts in."""
+"""Reading a checkpoint file runs no code from it and stays within its bounds."""
 import io
-import pathlib
+import os
 import pickle
 import re
+import resource
+import time
 
 import numpy as np
 import pytest
@@ -10,168 +12,389 @@ import torch
 from mmengine.logging import HistoryBuffer
 from mmengine.runner import CheckpointLoader
 
-from helpers.configs import VIT_DIGITS_CFG
-from helpers.tools import run_tool
-from mmvitdyn.utils import TRUST_ENV, UnsafeCheckpointError, load_local_checkpoint
-from mmvitdyn.utils.checkpoint_loader import RestrictedUnpickler
+from helpers.checkpoints import (crafted_checkpoint, deflate_bomb, doubled_zip64, edit_pickle,
+                                 file_state, legacy_storage_bomb, legacy_tar, op_bytes, op_get,
+                                 op_global, op_int, op_put, op_text, rewrite_zip, zip_checkpoint)
+from mmvitdyn.utils import (EXPANSION_ENV, TRUST_ENV, UnsafeCheckpointError, checkpoint_loader,
+                            load_checkpoint_file)
 
 
-class CreatesFile:
-    """Unpickling this creates ``path``: what a malicious checkpoint could do."""
-
-    def __init__(self, path):
-        self.path = pathlib.Path(path)
-
-    def __reduce__(self):
-        return pathlib.Path.touch, (self.path, )
+@pytest.fixture(autouse=True)
+def untrusting(monkeypatch):
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    monkeypatch.delenv(EXPANSION_ENV, raising=False)
 
 
-def crafted_checkpoint(tmp_path, zip_format: bool = True) -> tuple:
-    """A checkpoint whose loading would create ``created``."""
-    ckpt, created = tmp_path / 'crafted.pth', tmp_path / 'created_by_unpickling'
-    torch.save(
-        dict(state_dict={'w': torch.ones(2)}, payload=CreatesFile(created)),
-        ckpt,
-        _use_new_zipfile_serialization=zip_format)
-    return ckpt, created
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-@pytest.mark.parametrize('zip_format', [True, False])
-def test_runner_checkpoint_types_load_without_changing_torch_globals(tmp_path, zip_format):
+def runner_checkpoint() -> dict:
+    """What mmengine 0.10's Runner saves besides tensors: history buffers and numpy values."""
     buffer = HistoryBuffer()
     for value in (0.5, 1.5, 4.0):
         buffer.update(value)
-    saved = dict(
+    return dict(
         state_dict={'w': torch.arange(3.)},
-        message_hub=dict(log_scalars={'loss': buffer}),
+        message_hub=dict(
+            log_scalars={'loss': buffer}, runtime_info=dict(best_score=np.float64(.25))),
         meta=dict(
-            best=np.float64(0.25),
             step=np.int64(7),
             rate=np.float32(0.5),
-            kept=np.array([1, 2], dtype=np.int32)))
-    torch.save(saved, tmp_path / 'runner.pth', _use_new_zipfile_serialization=zip_format)
-    before = set(torch.serialization.get_safe_globals())
-    assert HistoryBuffer not in before  # importing mmvitdyn allowed nothing process-wide
-    loaded = CheckpointLoader.load_checkpoint(str(tmp_path / 'runner.pth'))
-    assert set(torch.serialization.get_safe_globals()) == before
+            big_endian=np.array([1, 2], dtype='>i4'),
+            kept=np.asfortranarray(np.arange(6, dtype=np.int16).reshape(2, 3))))
+
+
+def check_runner_checkpoint(loaded: dict) -> None:
     assert torch.equal(loaded['state_dict']['w'], torch.tensor([0., 1., 2.]))
-    assert loaded['message_hub']['log_scalars']['loss'].mean() == pytest.approx(2.0)
-    assert loaded['message_hub']['log_scalars']['loss'].statistics('max') == 4.0
+    buffer = loaded['message_hub']['log_scalars']['loss']
+    assert type(buffer) is HistoryBuffer
+    assert buffer.mean() == pytest.approx(2.0) and buffer.statistics('max') == 4.0
+    best = loaded['message_hub']['runtime_info']['best_score']
+    assert best == 0.25 and best.dtype == np.float64
     meta = loaded['meta']
-    assert (meta['best'], meta['step'], meta['rate']) == (0.25, 7, 0.5)
-    assert meta['best'].dtype == np.float64 and meta['rate'].dtype == np.float32
-    assert meta['kept'].tolist() == [1, 2] and meta['kept'].dtype == np.int32
+    assert (meta['step'], meta['rate']) == (7, 0.5) and meta['rate'].dtype == np.float32
+    assert meta['big_endian'].tolist() == [1, 2] and meta['big_endian'].dtype == np.dtype('>i4')
+    assert meta['kept'].tolist() == [[0, 1, 2], [3, 4, 5]] and meta['kept'].flags.f_contiguous
 
 
 @pytest.mark.parametrize('zip_format', [True, False])
-def test_crafted_checkpoint_is_refused_and_runs_nothing(tmp_path, monkeypatch, zip_format):
-    monkeypatch.delenv(TRUST_ENV, raising=False)
-    ckpt, created = crafted_checkpoint(tmp_path, zip_format)
-    with pytest.raises(UnsafeCheckpointError) as err:
-        CheckpointLoader.load_checkpoint(str(ckpt))
-    message = str(err.value)
-    assert 'pathlib.Path' in message
-    assert '--trust-checkpoint' in message and f'{TRUST_ENV}=1' in message
-    assert not created.exists()
+def test_runner_checkpoints_load_and_torch_globals_stay_as_they_were(tmp_path, zip_format):
+    torch.save(
+        runner_checkpoint(), tmp_path / 'runner.pth', _use_new_zipfile_serialization=zip_format)
+    before = set(torch.serialization.get_safe_globals())
+    check_runner_checkpoint(CheckpointLoader.load_checkpoint(str(tmp_path / 'runner.pth')))
+    assert set(torch.serialization.get_safe_globals()) == before
+
+
+def test_a_download_in_memory_loads_like_a_file(tmp_path):
+    buffer = io.BytesIO()
+    torch.save(runner_checkpoint(), buffer)
+    check_runner_checkpoint(load_checkpoint_file(io.BytesIO(buffer.getvalue())))
 
 
 @pytest.mark.parametrize('core', ['numpy.core', 'numpy._core'])
-def test_numpy_1_and_2_names_load(core):
+def test_numpy_1_and_2_names_load(tmp_path, core):
     """numpy 1.x pickles arrays and scalars as ``numpy.core.multiarray.*``, numpy 2 as
     ``numpy._core.multiarray.*``: both load, whichever numpy is installed."""
-    saved = dict(array=np.array([[1.5, 2.0]], dtype=np.float32), scalar=np.int16(-3))
-    data = re.sub(rb'numpy\.(_)?core\.', core.encode() + b'.', pickle.dumps(saved, protocol=2))
-    assert f'{core}.multiarray\n_reconstruct'.encode() in data
-    loaded = RestrictedUnpickler(io.BytesIO(data)).load()
+    torch.save(
+        dict(array=np.array([[1.5, 2.0]], dtype=np.float32), scalar=np.int16(-3)),
+        tmp_path / 'saved.pth')
+    edit_pickle(tmp_path / 'saved.pth', tmp_path / 'renamed.pth',
+                lambda data: re.sub(rb'numpy\.(_)?core\.',
+                                    core.encode() + b'.', data))
+    loaded = load_checkpoint_file(tmp_path / 'renamed.pth')
     assert loaded['array'].tolist() == [[1.5, 2.0]] and loaded['array'].dtype == np.float32
     assert loaded['scalar'] == -3 and loaded['scalar'].dtype == np.int16
 
 
-def test_other_getattr_in_a_checkpoint_is_refused(tmp_path, monkeypatch):
-    monkeypatch.delenv(TRUST_ENV, raising=False)
-
-    class WritesFile:
-
-        def __reduce__(self):  # getattr(numpy.ndarray, 'tofile') would write a file
-            return getattr, (np.ndarray, 'tofile')
-
-    torch.save(dict(payload=WritesFile()), tmp_path / 'getattr.pth')
-    with pytest.raises(UnsafeCheckpointError, match=r"needs builtins.getattr\(ndarray, 'tofile'\)"):
-        load_local_checkpoint(str(tmp_path / 'getattr.pth'))
-
-
-def test_a_call_of_what_an_allowed_call_returned_is_refused(tmp_path, monkeypatch):
-    """``getattr(HistoryBuffer, 'mean')`` is allowed; calling the method it returns is not."""
-    monkeypatch.delenv(TRUST_ENV, raising=False)
-    buffer = HistoryBuffer()
-    buffer.update(1.0)
-
-    class CallsMean:
-
-        def __reduce__(self):
-            return HistoryBuffer.mean, (buffer, )
-
-    torch.save(dict(payload=CallsMean()), tmp_path / 'call.pth')
-    with pytest.raises(
-            UnsafeCheckpointError,
-            match=r'needs a call of mmengine\.logging\.history_buffer\.HistoryBuffer\.mean,'):
-        load_local_checkpoint(str(tmp_path / 'call.pth'))
+@pytest.mark.parametrize('zip_format', [True, False])
+def test_a_crafted_checkpoint_is_refused_and_runs_nothing(tmp_path, zip_format):
+    created = tmp_path / 'created_by_unpickling'
+    ckpt = crafted_checkpoint(tmp_path / 'crafted.pth', created, zip_format)
+    with pytest.raises(UnsafeCheckpointError) as err:
+        CheckpointLoader.load_checkpoint(str(ckpt))
+    message = str(err.value)
+    assert 'pathlib.Path' in message and str(ckpt) in message
+    assert f'--trust-checkpoint {ckpt}' in message and f'{TRUST_ENV}=1' in message
+    assert not created.exists()
+    assert load_checkpoint_file(ckpt, trusted=True)['state_dict']['w'].sum() == 2
+    assert created.exists()  # the opt-in unpickles in full: the check above could fail
 
 
-# Pickles that name only allowed globals, each with one operation that the
-# plain unpickler performs: state set on a function (an attribute added to
-# torch's tensor rebuild function for the whole process), an item written
-# into a tensor, an extension code.
-CRAFTED_PICKLES = {
-    'the state of torch._utils._rebuild_tensor_v2 set':
-    b'\x80\x02ctorch._utils\n_rebuild_tensor_v2\n}X\x07\x00\x00\x00craftedK\x01sb.',
-    'items added to a torch.Tensor': b'\x80\x02ctorch\nTensor\nK\x02\x85R(K\x00K\x05u.',
-    'the pickle opcode EXT1': b'\x80\x02\x82\x01.',
+class StateOf:
+    """Pickles as ``func(*args)`` followed by BUILD with ``state``."""
+
+    def __init__(self, func, args, state):
+        self.reduced = (func, args, state)
+
+    def __reduce__(self):
+        return self.reduced
+
+
+# Each entry: what a pickle holds, and what the refusal names. They name only
+# allowed globals (numpy's dtype and array reconstruction, HistoryBuffer,
+# getattr), with a state or argument that a plain value never has.
+NUMPY_DTYPE_STATE = (3, '|', None, ('a', ), {'a': (np.dtype('f8'), 1 << 20)}, 8, 1, 0)
+CRAFTED_VALUES = {
+    'float64 dtype given a field far beyond its bytes':
+    (StateOf(np.dtype, ('f8', False, True), NUMPY_DTYPE_STATE), 'is not its own'),
+    'structured dtype': (np.dtype([('a', 'i4'),
+                                   ('b', 'O')]), "numpy.dtype('V12') is not a numeric"),
+    'object array': (np.array([None, 1], dtype=object), "numpy.dtype('O8') is not a numeric"),
+    'array whose bytes do not fit its shape': (StateOf(
+        np.zeros(0).__reduce__()[0], (np.ndarray, (0, ), b'b'),
+        (1, (1000, ), np.dtype('f8'), False, b'\0' * 8)), 'has 8 bytes of data, expected 8000'),
+    'getattr of another attribute': (StateOf(getattr, (np.ndarray, 'tofile'), None), 'getattr'),
 }
 
 
-@pytest.mark.parametrize('needs', sorted(CRAFTED_PICKLES))
-def test_operations_beyond_the_allowed_ones_are_refused(needs):
-    with pytest.raises(pickle.UnpicklingError) as err:
-        RestrictedUnpickler(io.BytesIO(CRAFTED_PICKLES[needs])).load()
-    assert str(err.value) == needs
-    assert not hasattr(torch._utils._rebuild_tensor_v2, 'crafted')
+@pytest.mark.parametrize('case', sorted(CRAFTED_VALUES))
+def test_numpy_values_are_data_never_state_setters(tmp_path, case):
+    value, names = CRAFTED_VALUES[case]
+    torch.save(dict(value=value), tmp_path / 'crafted.pth')
+    with pytest.raises(UnsafeCheckpointError, match=re.escape(names)):
+        load_checkpoint_file(tmp_path / 'crafted.pth')
+
+
+def test_a_history_buffer_cannot_rebind_the_statistics_of_every_buffer(tmp_path):
+    buffer = HistoryBuffer()
+    buffer.update(1.0)
+    buffer.update(3.0)
+    state = dict(buffer.__getstate__(), statistics_methods={'mean': HistoryBuffer.max})
+    torch.save(dict(buffer=StateOf(HistoryBuffer, (), state)), tmp_path / 'crafted.pth')
+    with pytest.raises(UnsafeCheckpointError, match='statistics_methods must map'):
+        load_checkpoint_file(tmp_path / 'crafted.pth')
+    assert HistoryBuffer._statistics_methods['mean'] is HistoryBuffer.mean
+    assert buffer.mean() == 2.0
+
+
+def test_a_call_of_what_an_allowed_call_returned_is_refused(tmp_path):
+    """``getattr(HistoryBuffer, 'mean')`` is allowed; calling the method it returns is not."""
+    buffer = HistoryBuffer()
+    buffer.update(1.0)
+    torch.save(dict(payload=StateOf(HistoryBuffer.mean, (buffer, ), None)), tmp_path / 'call.pth')
+    with pytest.raises(UnsafeCheckpointError, match='unrecognized function'):
+        load_checkpoint_file(tmp_path / 'call.pth')
 
 
 @pytest.mark.filterwarnings('ignore:`torch.jit.(script|save)` is deprecated')
-def test_a_torchscript_archive_is_refused(tmp_path, monkeypatch):
-    monkeypatch.delenv(TRUST_ENV, raising=False)
+def test_a_torchscript_archive_is_refused(tmp_path):
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), tmp_path / 'scripted.pt')
-    with pytest.raises(UnsafeCheckpointError, match='needs torch.jit.load'):
-        load_local_checkpoint(str(tmp_path / 'scripted.pt'))
+    with pytest.raises(UnsafeCheckpointError, match='TorchScript'):
+        load_checkpoint_file(tmp_path / 'scripted.pt')
 
 
-def test_the_environment_variable_opts_in(tmp_path, monkeypatch):
-    ckpt, created = crafted_checkpoint(tmp_path)
-    monkeypatch.setenv(TRUST_ENV, '1')
-    loaded = CheckpointLoader.load_checkpoint(str(ckpt))
-    assert created.exists() and torch.equal(loaded['state_dict']['w'], torch.ones(2))
+@pytest.mark.filterwarnings('ignore:Sparse invariant checks')
+def test_a_sparse_tensor_with_indices_out_of_range_is_refused(tmp_path):
+    sparse = torch.sparse_coo_tensor(torch.tensor([[0, 5]]), torch.tensor([1., 2.]), (10, ))
+    torch.save(dict(s=sparse), tmp_path / 'sparse.pth')
+    indices = (0).to_bytes(8, 'little') + (5).to_bytes(8, 'little')
+    rewrite_zip(
+        tmp_path / 'sparse.pth', tmp_path / 'bad.pth', lambda name, data:
+        ((0).to_bytes(8, 'little') + (10**6).to_bytes(8, 'little') if data == indices else data))
+    assert load_checkpoint_file(tmp_path / 'sparse.pth')['s'].to_dense().sum() == 3
+    with pytest.raises(UnsafeCheckpointError, match='found index 1000000'):
+        load_checkpoint_file(tmp_path / 'bad.pth')
 
 
-def test_a_bad_environment_value_names_it(tmp_path, monkeypatch):
-    ckpt, _ = crafted_checkpoint(tmp_path)
+@pytest.mark.parametrize('trusted', [False, True])
+@pytest.mark.parametrize('member', ['hard link', 'fifo'])
+def test_the_legacy_tar_format_is_refused_without_touching_anything(tmp_path, member, trusted):
+    victim = tmp_path / 'victim.txt'
+    victim.write_text('untouched')
+    os.chmod(victim, 0o640)
+    before = file_state(victim)
+    legacy_tar(tmp_path / 'legacy.tar', link_to=victim, fifo=member == 'fifo')
+    start = time.perf_counter()
+    with pytest.raises(UnsafeCheckpointError, match=r'legacy \.tar format'):
+        load_checkpoint_file(tmp_path / 'legacy.tar', trusted=trusted)
+    assert time.perf_counter() - start < 5
+    assert file_state(victim) == before and victim.read_text() == 'untouched'
+
+
+def test_a_deflate_bomb_is_refused_in_bounded_memory(tmp_path, monkeypatch):
+    deflate_bomb(tmp_path / 'bomb.pth', megabytes=256)
+    size = os.path.getsize(tmp_path / 'bomb.pth')
+    assert size < 2 << 20  # 256 MiB of tensor data in under 2 MB
+    peak = peak_rss_mb()
+    with pytest.raises(UnsafeCheckpointError) as err:
+        load_checkpoint_file(tmp_path / 'bomb.pth')
+    assert peak_rss_mb() - peak < 64
+    message = str(err.value)
+    assert 'data/0' in message and str(256 << 20) in message and 'at most 4x' in message
+    assert f'{EXPANSION_ENV}=' in message
+    monkeypatch.setenv(EXPANSION_ENV, '4000')  # the bound raised: the bomb is real
+    assert load_checkpoint_file(tmp_path / 'bomb.pth')['w'].numel() == 64 << 20
+
+
+@pytest.mark.parametrize('numel', [10**9, 10**12])
+def test_a_legacy_storage_larger_than_its_file_is_refused_in_bounded_memory(tmp_path, numel):
+    legacy_storage_bomb(tmp_path / 'bomb.pth', numel)
+    assert os.path.getsize(tmp_path / 'bomb.pth') < 500
+    peak = peak_rss_mb()
+    with pytest.raises(UnsafeCheckpointError) as err:
+        load_checkpoint_file(tmp_path / 'bomb.pth')
+    assert peak_rss_mb() - peak < 64
+    message = str(err.value)
+    assert f'({4 * numel} bytes)' in message or 'allocate' in message
+    if numel == 10**9:
+        assert 'at most 4x' in message and f'{EXPANSION_ENV}=' in message
+
+
+def test_old_torch_refuses_every_untrusted_load_naming_the_opt_in(tmp_path, monkeypatch):
+    torch.save(dict(w=torch.ones(2)), tmp_path / 'plain.pth')
+    monkeypatch.setattr(checkpoint_loader, 'TORCH_LOADS_SAFELY', False)
+    with pytest.raises(UnsafeCheckpointError, match=r'install torch >= 2\.6') as err:
+        load_checkpoint_file(tmp_path / 'plain.pth')
+    assert f'--trust-checkpoint {tmp_path / "plain.pth"}' in str(err.value)
+    assert load_checkpoint_file(tmp_path / 'plain.pth', trusted=True)['w'].sum() == 2
+
+
+def test_bad_settings_name_the_variable(tmp_path, monkeypatch):
+    torch.save(dict(w=torch.ones(2)), tmp_path / 'plain.pth')
     monkeypatch.setenv(TRUST_ENV, 'yes please')
-    expected = rf"{TRUST_ENV}='yes please' is not one of \['', '0', '1'\]"
-    with pytest.raises(ValueError, match=expected):
-        load_local_checkpoint(str(ckpt))
+    with pytest.raises(ValueError, match=rf"{TRUST_ENV}='yes please' is not one of"):
+        CheckpointLoader.load_checkpoint(str(tmp_path / 'plain.pth'))
+    monkeypatch.setenv(TRUST_ENV, '')
+    monkeypatch.setenv(EXPANSION_ENV, '-1')
+    with pytest.raises(ValueError, match=rf"{EXPANSION_ENV}='-1' must be a number > 0"):
+        load_checkpoint_file(tmp_path / 'plain.pth')
 
 
-def test_tools_refuse_a_crafted_checkpoint_unless_trusted(data_workspace, tmp_path):
-    ckpt, created = crafted_checkpoint(tmp_path)
-    opts = ['--work-dir', tmp_path / 'work', '--cfg-options', 'test_dataloader.dataset.indices=8']
-    proc = run_tool(['test.py', VIT_DIGITS_CFG, ckpt, *opts],
-                    data_workspace,
-                    env={TRUST_ENV: ''},
-                    check=False)
-    assert proc.returncode != 0
-    assert 'UnsafeCheckpointError' in proc.stderr and '--trust-checkpoint' in proc.stderr
-    assert not created.exists()
-    run_tool(['test.py', VIT_DIGITS_CFG, ckpt, '--trust-checkpoint', *opts],
-             data_workspace,
-             env={TRUST_ENV: ''})
-    assert created.exists()
+def test_a_missing_file_and_a_truncated_one_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match='missing.pth'):
+        load_checkpoint_file(tmp_path / 'missing.pth')
+    torch.save(dict(w=torch.ones(1000)), tmp_path / 'whole.pth')
+    data = (tmp_path / 'whole.pth').read_bytes()
+    (tmp_path / 'truncated.pth').write_bytes(data[:len(data) // 2])
+    with pytest.raises(pickle.UnpicklingError, match='truncated.pth'):
+        load_checkpoint_file(tmp_path / 'truncated.pth')
+
+
+def openmmlab_layouts() -> dict:
+    """What OpenMMLab checkpoints hold around their tensors, by the code that wrote them."""
+    state = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2)).state_dict()
+    return {
+        'mmcv 1.x runner (mmdet 2.x, mmseg 0.x, mmcls 0.x)':
+        dict(
+            state_dict=state,
+            meta=dict(
+                mmcv_version='1.7.1',
+                time='Tue Mar 21 10:00:00 2023',
+                config='model = dict(type="MaskRCNN")',
+                CLASSES=('person', 'bicycle'),
+                PALETTE=[[220, 20, 60], [119, 11, 32]],
+                epoch=12,
+                iter=87960,
+                hook_msgs=dict(last_ckpt='work_dirs/epoch_12.pth', best_score=0.412)),
+            optimizer=dict(state={}, param_groups=[dict(lr=0.02, momentum=0.9, params=[0, 1])])),
+        'mmengine runner (mmdet 3.x, mmseg 1.x, mmpretrain 1.x)':
+        dict(
+            meta=dict(
+                dataset_meta=dict(classes=('cat', 'dog'), palette=[(0, 0, 0), (255, 0, 0)]),
+                seed=np.int64(42),
+                experiment_name='mask-rcnn_r50',
+                mmengine_version='0.10.7'),
+            state_dict=state,
+            message_hub=runner_checkpoint()['message_hub'],
+            param_schedulers=[dict(by_epoch=True, last_step=11, base_values=[0.02])]),
+        'timm / DeiT release':
+        dict(model=state),
+        'bare state dict with parameters': {
+            'w': torch.nn.Parameter(torch.ones(2))
+        },
+    }
+
+
+@pytest.mark.parametrize('layout', sorted(openmmlab_layouts()))
+def test_openmmlab_and_timm_layouts_load_by_default(tmp_path, layout):
+    saved = openmmlab_layouts()[layout]
+    torch.save(saved, tmp_path / 'release.pth')
+    loaded = load_checkpoint_file(tmp_path / 'release.pth')
+    assert loaded.keys() == saved.keys()
+    tensors = loaded.get('state_dict', loaded.get('model', loaded))
+    expected = saved.get('state_dict', saved.get('model', saved))
+    assert all(torch.equal(tensors[k], expected[k]) for k in expected)
+    assert getattr(tensors, '_metadata', None) == getattr(expected, '_metadata', None)
+
+
+HISTORY_BUFFER = 'mmengine.logging.history_buffer'
+
+
+def numpy_array_ops(values) -> bytes:
+    """Opcodes of a float64 numpy array as numpy 2 pickles it."""
+    raw = np.asarray(values, dtype='f8').tobytes()
+    dtype = (
+        op_global('numpy', 'dtype') + b'(' + op_text('f8') + b'\x89\x88tR(' + op_int(3) +
+        op_text('<') + b'NNN' + op_int(-1) + op_int(-1) + op_int(0) + b'tb')
+    return (op_global('numpy._core.multiarray', '_reconstruct') + b'(' +
+            op_global('numpy', 'ndarray') + op_int(0) + b'\x85' + op_bytes(b'b') + b'tR(' +
+            op_int(1) + op_int(len(values)) + b'\x85' + dtype + b'\x89' + op_bytes(raw) + b'tb')
+
+
+# Pickles no pickler writes, each refused, and what the refusal says.
+HAND_MADE = {
+    'bytearray of a size (300 MiB of zeros from a few bytes)':
+    (op_global('builtins', 'bytearray') + b'(' + op_int(300 << 20) + b'tR', 'bytearray of a size'),
+    'hex codec chained through the memo (doubling 18 times)':
+    (op_bytes(b'A' * 64) + op_put(0) + b''.join(
+        op_global('_codecs', 'encode') + b'(' + op_get(i - 1) + op_text('hex') + b'tR' + op_put(i)
+        for i in range(1, 19)), '_codecs.encode other than'),
+    'latin1 bytes copied from the memo beyond the bound':
+    (op_text('A' * 4096) + op_put(0) + b'(' + b''.join(
+        op_global('_codecs', 'encode') + b'(' + op_get(0) + op_text('latin1') + b'tR'
+        for _ in range(64)) + b't', 'its calls make'),
+    'an uninitialised tensor of a declared size':
+    (op_global('torch', 'FloatTensor') + b'(' + op_int(10**9) + b'tR', 'torch.FloatTensor called'),
+    'a dtype recipe made without its code (NEWOBJ)':
+    (op_global('numpy', 'dtype') + b')\x81(' + op_int(3) + op_text('<') + b'NNN' + op_int(-1) +
+     op_int(-1) + op_int(0) + b'tb', 'built without its code'),
+    'numpy.ndarray called': (op_global('numpy', 'ndarray') + b'(' + op_int(10**9) + b'\x85tR',
+                             'a call of numpy.ndarray'),
+    'a state dict whose copy() is shadowed':
+    (op_global('collections', 'OrderedDict') + b')R}' + op_text('copy') +
+     op_global('collections', 'OrderedDict') + b'sb', "attributes ['copy']"),
+}
+
+
+@pytest.mark.parametrize('case', sorted(HAND_MADE))
+def test_hand_made_pickles_are_refused_in_bounded_memory(case):
+    body, names = HAND_MADE[case]
+    peak = peak_rss_mb()
+    with pytest.raises(UnsafeCheckpointError, match=re.escape(names)):
+        load_checkpoint_file(io.BytesIO(zip_checkpoint(body)))
+    assert peak_rss_mb() - peak < 64
+
+
+def test_a_history_buffer_state_grown_after_its_check_keeps_only_its_fields():
+    state = (b'}' + op_put(1) + b'(' + op_text('max_length') + op_int(10) +
+             op_text('_log_history') + numpy_array_ops([1.0]) + op_text('_count_history') +
+             numpy_array_ops([1.0]) + b'u')
+    body = (b'(' + op_global(HISTORY_BUFFER, 'HistoryBuffer') + b')\x81' + state + b'b' +
+            op_get(1) + op_text('update') + op_int(7) + b'st')  # the dict grows after BUILD
+    buffer = load_checkpoint_file(io.BytesIO(zip_checkpoint(body)))[0]
+    assert sorted(vars(buffer)) == ['_count_history', '_log_history', 'max_length']
+    assert callable(buffer.update) and buffer.mean() == 1.0
+
+
+def test_a_record_with_two_zip64_sizes_is_refused():
+    data = doubled_zip64(1 << 20, declared=0xFFFFFFFF)
+    with pytest.raises(UnsafeCheckpointError, match='two zip64 size fields'):
+        load_checkpoint_file(io.BytesIO(data))
+    good = doubled_zip64(1 << 20, declared=1 << 20)  # the same file with agreeing sizes
+    with pytest.raises(UnsafeCheckpointError, match='two zip64 size fields'):
+        load_checkpoint_file(io.BytesIO(good))
+
+
+def test_empty_numpy_arrays_load(tmp_path):
+    torch.save(dict(empty=np.zeros((0, 3), dtype=np.float32)), tmp_path / 'empty.pth')
+    empty = load_checkpoint_file(tmp_path / 'empty.pth')['empty']
+    assert empty.shape == (0, 3) and empty.dtype == np.float32
+
+
+def test_an_npz_bomb_is_refused_before_numpy_reads_it(tmp_path):
+    from mmvitdyn.models.utils import load_state_dict_file
+    deflate_bomb(tmp_path / 'vit.npz', megabytes=64)
+    peak = peak_rss_mb()
+    with pytest.raises(UnsafeCheckpointError, match='inflate to'):
+        load_state_dict_file(str(tmp_path / 'vit.npz'))
+    assert peak_rss_mb() - peak < 32
+
+
+def test_the_users_own_allow_list_neither_weakens_nor_loses_entries(tmp_path):
+    """A process that allowed numpy's real dtype itself (torch's documented advice)
+    still gets the checked recipe during our loads, and keeps its entries after."""
+    state = (3, '|', None, ('a', ), {'a': (np.dtype('f8'), 1 << 20)}, 8, 1, 0)
+    torch.save(dict(d=StateOf(np.dtype, ('f8', False, True), state)), tmp_path / 'crafted.pth')
+    before = set(torch.serialization.get_safe_globals())
+    torch.serialization.add_safe_globals([np.dtype, type(np.dtype('f8'))])
+    try:
+        with pytest.raises(UnsafeCheckpointError, match='is not its own'):
+            load_checkpoint_file(tmp_path / 'crafted.pth')
+        assert set(
+            torch.serialization.get_safe_globals()) == before | {np.dtype,
+                                                                 type(np.dtype('f8'))}
+    finally:
+        torch.serialization.clear_safe_globals()
+        torch.serialization.add_safe_globals(list(before))

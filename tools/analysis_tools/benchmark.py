@@ -65,7 +65,7 @@ from torch import nn
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import add_trust_argument, checkpoint_trust, load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.utils import dump_json_atomically
 
@@ -144,10 +144,13 @@ def parse_args(argv=None):
     parser.add_argument('--json', help='--trained: also write the figures to this JSON file')
     add_trust_argument(parser)
     args = parser.parse_args(argv)
+    if args.trust_checkpoint is not None and not args.trained:
+        parser.error('--trust-checkpoint applies to the checkpoints of --trained; no other mode '
+                     'loads one')
     if args.trained is not None and len(args.trained) % 2:
         parser.error(f'--trained takes pairs of CONFIG CHECKPOINT, got {len(args.trained)} '
                      f'paths: {args.trained}')
-    return args
+    return parser, args
 
 
 def build_backbone(args, dispatch) -> DyTViT:
@@ -563,13 +566,14 @@ def benchmark_train_memory(args) -> None:
 
 
 def main(argv=None):
-    args = parse_args(argv)
+    parser, args = parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.train_step_worker:
         train_step_worker(args)
         return
     if args.trained:
-        benchmark_trained(args)
+        with checkpoint_trust(parser, args, args.trained[1::2]):
+            benchmark_trained(args)
         return
     if args.reduction:
         benchmark_reduction(args)

@@ -34,7 +34,8 @@ from mmengine.utils import ProgressBar
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find_dyt_backbone,
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
+                                          is_local_path, load_config)
 from mmvitdyn.models.layers import is_dyt_param
 from mmvitdyn.utils import dump_json_atomically
 
@@ -145,27 +146,29 @@ def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tup
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    try:
-        if args.checkpoint is not None and not osp.isfile(args.checkpoint):
-            raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
-        cfg = load_config(args.config, args.cfg_options)
-        model = init_model(cfg, args.checkpoint)
-    except (SetupError, FileNotFoundError) as err:
-        parser.error(str(err))
-    shape = tuple(args.shape) if args.shape else None
-    backbone = find_dyt_backbone(model)
-    print(f'Config:           {args.config}')
-    if backbone is not None and backbone.dispatch is not None:
+    with checkpoint_trust(parser, args, [args.checkpoint]):
         try:
-            figures = dyt_report(cfg, model, args.num_images, shape)
-        except FileNotFoundError as err:
-            parser.error(f'DyT FLOPs are counted on validation images: {err}')
-    else:
-        figures = static_report(model, shape or default_shape(model))
-    if args.out:
-        dump_json_atomically(
-            dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out)
-        print(f'Wrote:            {args.out}')
+            if args.checkpoint is not None and is_local_path(args.checkpoint) \
+                    and not osp.isfile(args.checkpoint):
+                raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
+            cfg = load_config(args.config, args.cfg_options)
+            model = init_model(cfg, args.checkpoint)
+        except (SetupError, FileNotFoundError) as err:
+            parser.error(str(err))
+        shape = tuple(args.shape) if args.shape else None
+        backbone = find_dyt_backbone(model)
+        print(f'Config:           {args.config}')
+        if backbone is not None and backbone.dispatch is not None:
+            try:
+                figures = dyt_report(cfg, model, args.num_images, shape)
+            except FileNotFoundError as err:
+                parser.error(f'DyT FLOPs are counted on validation images: {err}')
+        else:
+            figures = static_report(model, shape or default_shape(model))
+        if args.out:
+            dump_json_atomically(
+                dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out)
+            print(f'Wrote:            {args.out}')
 
 
 if __name__ == '__main__':

@@ -25,7 +25,8 @@ from mmengine.dataset import Compose, pseudo_collate
 
 from mmvitdyn.analysis import TensorForward, find_dyt_backbone, part_rates
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
+                                          is_local_path, load_config)
 from mmvitdyn.utils import dump_json_atomically
 from mmvitdyn.visualization import SkipView, plot_rates, plot_skip_map, rates_summary
 
@@ -57,38 +58,47 @@ def load_images(cfg, paths: List[str]) -> dict:
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    try:
-        for path in [args.checkpoint, *args.images]:
-            if not osp.isfile(path):
-                raise SetupError(f'{path!r} does not exist')
-        cfg = load_config(args.config, args.cfg_options)
-        model = init_model(cfg, args.checkpoint)
-        backbone = find_dyt_backbone(model)
-        if backbone is None or backbone.dispatch is None:
-            raise SetupError(f'{args.config}: the model has no DyT backbone that dispatches tokens')
-    except SetupError as err:
-        parser.error(str(err))
-    data = load_images(cfg, args.images)
-    with torch.no_grad():
-        inputs = model.data_preprocessor(data, False)['inputs']
-        TensorForward(model)(inputs)
-    grid = (inputs.shape[2] // backbone.patch_size, inputs.shape[3] // backbone.patch_size)
-    masks = [{part: m.cpu() for part, m in block.items()} for block in backbone.dispatch_masks()]
-    names, rates = part_rates(masks)
-    os.makedirs(args.out_dir, exist_ok=True)
-    written = [
-        osp.join(args.out_dir, name) for name in ('activation_rates.png', 'activation_rates.json')
-    ]
-    plot_rates(names, rates, written[0])
-    dump_json_atomically(rates_summary(names, rates, args.images), written[1])
-    for i, path in enumerate(args.images):
-        # Packed inputs are the pipeline's (C, H, W) images, BGR as loaded.
-        image = data['inputs'][i].permute(1, 2, 0).numpy()[..., ::-1]
-        name = osp.splitext(osp.basename(path))[0]
-        written.append(osp.join(args.out_dir, f'{name}_dispatch.png'))
-        view = SkipView(image, [{part: m[i] for part, m in block.items()} for block in masks], grid)
-        plot_skip_map([view], backbone.patch_size, name, written[-1])
-    print('\n'.join(['Wrote:'] + written))
+    with checkpoint_trust(parser, args, [args.checkpoint]):
+        try:
+            for path in [args.checkpoint, *args.images]:
+                if is_local_path(path) and not osp.isfile(path):
+                    raise SetupError(f'{path!r} does not exist')
+            cfg = load_config(args.config, args.cfg_options)
+            model = init_model(cfg, args.checkpoint)
+            backbone = find_dyt_backbone(model)
+            if backbone is None or backbone.dispatch is None:
+                raise SetupError(
+                    f'{args.config}: the model has no DyT backbone that dispatches tokens')
+        except SetupError as err:
+            parser.error(str(err))
+        data = load_images(cfg, args.images)
+        with torch.no_grad():
+            inputs = model.data_preprocessor(data, False)['inputs']
+            TensorForward(model)(inputs)
+        grid = (inputs.shape[2] // backbone.patch_size, inputs.shape[3] // backbone.patch_size)
+        masks = [{
+            part: m.cpu()
+            for part, m in block.items()
+        } for block in backbone.dispatch_masks()]
+        names, rates = part_rates(masks)
+        os.makedirs(args.out_dir, exist_ok=True)
+        written = [
+            osp.join(args.out_dir, name)
+            for name in ('activation_rates.png', 'activation_rates.json')
+        ]
+        plot_rates(names, rates, written[0])
+        dump_json_atomically(rates_summary(names, rates, args.images), written[1])
+        for i, path in enumerate(args.images):
+            # Packed inputs are the pipeline's (C, H, W) images, BGR as loaded.
+            image = data['inputs'][i].permute(1, 2, 0).numpy()[..., ::-1]
+            name = osp.splitext(osp.basename(path))[0]
+            written.append(osp.join(args.out_dir, f'{name}_dispatch.png'))
+            view = SkipView(image, [{
+                part: m[i]
+                for part, m in block.items()
+            } for block in masks], grid)
+            plot_skip_map([view], backbone.patch_size, name, written[-1])
+        print('\n'.join(['Wrote:'] + written))
 
 
 if __name__ == '__main__':

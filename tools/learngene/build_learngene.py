@@ -31,7 +31,8 @@ from mmpretrain.models import SwinTransformer
 
 from mmvitdyn.apis import init_model
 from mmvitdyn.datasets import check_data_roots
-from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
+                                          is_local_path, load_config)
 from mmvitdyn.learngene import build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
@@ -89,7 +90,7 @@ def build_ancestry(cfg, checkpoint: str, device: str):
             f"the config's backbone is {type(getattr(model, 'backbone', model)).__name__}; "
             "learngenes are built from mmvitdyn's ViT (type='ViT') or mmpretrain's "
             "SwinTransformer; convert other checkpoints with tools/model_converters/")
-    if not osp.isfile(checkpoint):
+    if is_local_path(checkpoint) and not osp.isfile(checkpoint):
         raise SetupError(f'checkpoint {checkpoint!r} does not exist')
     keys = load_state_dict_file(checkpoint)
     prefix = 'backbone.' if any(k.startswith('backbone.') for k in keys) else None
@@ -137,45 +138,46 @@ def batches(model, fetch, items, batch_size: int, progress: ProgressBar):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    logger = MMLogger.get_instance('learngene', log_level='INFO')
-    try:
-        cfg = load_config(args.config, args.cfg_options)
-        groups = parse_groups(args.ffn_groups) if args.ffn_groups else None
+    with checkpoint_trust(parser, args, [args.checkpoint]):
+        logger = MMLogger.get_instance('learngene', log_level='INFO')
         try:
-            check_clustering_args(args.method, args.eps, args.min_hds, args.k)
+            cfg = load_config(args.config, args.cfg_options)
+            groups = parse_groups(args.ffn_groups) if args.ffn_groups else None
+            try:
+                check_clustering_args(args.method, args.eps, args.min_hds, args.k)
+            except ValueError as err:
+                raise SetupError(str(err)) from err
+            model = build_ancestry(cfg, args.checkpoint, args.device)
+            fetch, items = image_samples(cfg, args.data, args.num_images, args.seed)
+        except SetupError as err:
+            parser.error(str(err))
+        logger.info(
+            f'MAD over {len(items)} images from {args.data or "the val dataset"} on {args.device}')
+        progress = ProgressBar(len(items))
+        k = None if not args.k else (args.k[0] if len(args.k) == 1 else args.k)
+        start = time.perf_counter()
+        try:
+            learngene = build_learngene(
+                model.backbone,
+                batches(model, fetch, items, args.batch_size, progress),
+                method=args.method,
+                eps=args.eps,
+                min_samples=args.min_hds,
+                k=k,
+                centroid=args.centroid,
+                ffn_clustering=not args.no_ffn_clustering,
+                ffn_groups=groups,
+                out=args.out,
+                settings=dict(config=osp.basename(args.config)))
         except ValueError as err:
-            raise SetupError(str(err)) from err
-        model = build_ancestry(cfg, args.checkpoint, args.device)
-        fetch, items = image_samples(cfg, args.data, args.num_images, args.seed)
-    except SetupError as err:
-        parser.error(str(err))
-    logger.info(
-        f'MAD over {len(items)} images from {args.data or "the val dataset"} on {args.device}')
-    progress = ProgressBar(len(items))
-    k = None if not args.k else (args.k[0] if len(args.k) == 1 else args.k)
-    start = time.perf_counter()
-    try:
-        learngene = build_learngene(
-            model.backbone,
-            batches(model, fetch, items, args.batch_size, progress),
-            method=args.method,
-            eps=args.eps,
-            min_samples=args.min_hds,
-            k=k,
-            centroid=args.centroid,
-            ffn_clustering=not args.no_ffn_clustering,
-            ffn_groups=groups,
-            out=args.out,
-            settings=dict(config=osp.basename(args.config)))
-    except ValueError as err:
-        parser.exit(2, f'\nerror: {err}\n')
-    plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
-    plot_mad(learngene, plot)
-    print()
-    logger.info('\n' + learngene.summary())
-    logger.info(f'built in {time.perf_counter() - start:.1f} s (the stages: '
-                'tools/learngene/benchmark_learngene.py)')
-    logger.info(f'wrote {args.out} and {plot}')
+            parser.exit(2, f'\nerror: {err}\n')
+        plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
+        plot_mad(learngene, plot)
+        print()
+        logger.info('\n' + learngene.summary())
+        logger.info(f'built in {time.perf_counter() - start:.1f} s (the stages: '
+                    'tools/learngene/benchmark_learngene.py)')
+        logger.info(f'wrote {args.out} and {plot}')
 
 
 if __name__ == '__main__':

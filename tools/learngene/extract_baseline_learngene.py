@@ -19,7 +19,8 @@ import os.path as osp
 from build_learngene import build_ancestry
 from mmengine.config import DictAction
 
-from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
+                                          load_config)
 from mmvitdyn.learngene import BlockLearngene, LinearExpansionViT, TLEGLearngene
 from mmvitdyn.models import ViT
 
@@ -38,24 +39,26 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    try:
-        backbone = build_ancestry(
-            load_config(args.config, args.cfg_options), args.checkpoint, 'cpu').backbone
-        tleg = args.method == 'tleg'
-        if tleg != isinstance(backbone, LinearExpansionViT) or not isinstance(backbone, ViT):
-            raise SetupError(f'{args.method} takes its learngene from '
-                             f"{'a LinearExpansionViT (the Aux-Net)' if tleg else 'a ViT'}; "
-                             f'the backbone of {args.config} is {type(backbone).__name__}')
-        settings = dict(config=osp.basename(args.config), checkpoint=osp.basename(args.checkpoint))
-        if tleg:
-            learngene = TLEGLearngene.extract(backbone, settings)
-        else:
-            learngene = BlockLearngene.extract(backbone, args.method, settings)
-    except (SetupError, ValueError) as err:
-        parser.error(str(err))
-    learngene.save(args.out)
-    print(learngene.summary())
-    print(f'wrote {args.out}')
+    with checkpoint_trust(parser, args, [args.checkpoint]):
+        try:
+            backbone = build_ancestry(
+                load_config(args.config, args.cfg_options), args.checkpoint, 'cpu').backbone
+            tleg = args.method == 'tleg'
+            if tleg != isinstance(backbone, LinearExpansionViT) or not isinstance(backbone, ViT):
+                raise SetupError(f'{args.method} takes its learngene from '
+                                 f"{'a LinearExpansionViT (the Aux-Net)' if tleg else 'a ViT'}; "
+                                 f'the backbone of {args.config} is {type(backbone).__name__}')
+            settings = dict(
+                config=osp.basename(args.config), checkpoint=osp.basename(args.checkpoint))
+            if tleg:
+                learngene = TLEGLearngene.extract(backbone, settings)
+            else:
+                learngene = BlockLearngene.extract(backbone, args.method, settings)
+        except (SetupError, ValueError) as err:
+            parser.error(str(err))
+        learngene.save(args.out)
+        print(learngene.summary())
+        print(f'wrote {args.out}')
 
 
 if __name__ == '__main__':

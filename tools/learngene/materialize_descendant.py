@@ -14,7 +14,8 @@ from mmengine.config import DictAction
 from mmengine.runner import load_checkpoint
 
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, add_trust_argument, load_config
+from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
+                                          load_config)
 from mmvitdyn.learngene import LearngeneViT
 from mmvitdyn.utils import save_atomically
 
@@ -35,19 +36,22 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    try:
-        model = init_model(load_config(args.config, args.cfg_options))
-        if not isinstance(model.backbone, LearngeneViT):
-            raise SetupError(f'the backbone of {args.config} is {type(model.backbone).__name__}, '
-                             'not a LearngeneViT')
-    except SetupError as err:
-        parser.error(str(err))
-    load_checkpoint(model, args.checkpoint, map_location='cpu', strict=True)
-    model.backbone.materialize()
-    save_atomically(
-        dict(state_dict=model.state_dict(), meta=dict(source=args.checkpoint, note=MATERIALIZED)),
-        args.out)
-    print(f'wrote {args.out}; use it with --cfg-options {MATERIALIZED}')
+    with checkpoint_trust(parser, args, [args.checkpoint]):
+        try:
+            model = init_model(load_config(args.config, args.cfg_options))
+            if not isinstance(model.backbone, LearngeneViT):
+                raise SetupError(
+                    f'the backbone of {args.config} is {type(model.backbone).__name__}, '
+                    'not a LearngeneViT')
+        except SetupError as err:
+            parser.error(str(err))
+        load_checkpoint(model, args.checkpoint, map_location='cpu', strict=True)
+        model.backbone.materialize()
+        save_atomically(
+            dict(
+                state_dict=model.state_dict(), meta=dict(source=args.checkpoint,
+                                                         note=MATERIALIZED)), args.out)
+        print(f'wrote {args.out}; use it with --cfg-options {MATERIALIZED}')
 
 
 if __name__ == '__main__':

@@ -5,7 +5,7 @@ The conversion itself is :mod:`mmvitdyn.models.utils.checkpoint_convert`.
 import argparse
 from typing import List, Optional, Sequence
 
-from mmvitdyn.engine.runner_setup import add_trust_argument
+from mmvitdyn.engine.runner_setup import add_trust_argument, checkpoint_trust
 from mmvitdyn.models.utils import (convert_checkpoint, describe_checkpoint, detect_format,
                                    jax_num_heads, load_state_dict_file, to_classifier)
 from mmvitdyn.utils import UnsafeCheckpointError, save_atomically
@@ -77,7 +77,8 @@ def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] 
     args = parser.parse_args(argv)
 
     try:
-        source = load_state_dict_file(args.src)
+        with checkpoint_trust(parser, args, [args.src]):
+            source = load_state_dict_file(args.src)
         fmt = detect_format(source)
         if fmt not in formats:
             hint = f'; use tools/model_converters/{TOOLS[fmt]}' if fmt in TOOLS else ''

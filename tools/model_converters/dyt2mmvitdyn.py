@@ -1,6 +1,7 @@
 """Convert a checkpoint of the official DyT code (NUS-HPC-AI-Lab/Dynamic-Tuning) to mmvitdyn.
 
-    python tools/model_converters/dyt2mmvitdyn.py SRC DST [--classifier] [--trust-checkpoint]
+    python tools/model_converters/dyt2mmvitdyn.py SRC DST [--classifier]
+        [--trust-checkpoint [PATH ...]]
 
 The summary ends with the DyTViT settings the checkpoint needs: ``keep_layers``
 (dispatchers from block k on), ``adapter_cfg.scale`` ('learnable' when the

@@ -1,7 +1,7 @@
 """Convert an mmpretrain VisionTransformer (or a classifier holding one) to mmvitdyn.
 
     python tools/model_converters/mmpretrain2mmvitdyn.py SRC DST [--classifier]
-        [--drop-dist-token] [--trust-checkpoint]
+        [--drop-dist-token] [--trust-checkpoint [PATH ...]]
 """
 from _converter_cli import convert
 

@@ -2,7 +2,7 @@
 OpenAI CLIP's original .pth) or a Google Flax ViT (.npz) to mmvitdyn.
 
     python tools/model_converters/timm2mmvitdyn.py SRC DST [--drop-dist-token] [--classifier]
-        [--trust-checkpoint]
+        [--trust-checkpoint [PATH ...]]
 
 e.g. the ImageNet-21k ViT-B/16 DyT starts from (timm's
 ``jx_vit_base_patch16_224_in21k-e5005f0a.pth`` or Google's ``ViT-B_16.npz``):

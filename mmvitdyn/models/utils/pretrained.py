@@ -12,6 +12,7 @@ from mmengine.logging import MMLogger
 from mmengine.runner import CheckpointLoader
 from torch import nn
 
+from ...utils import check_zip_bounds, max_expansion
 from ..layers import is_dyt_param
 from .checkpoint_convert import StateDict, convert_checkpoint
 
@@ -66,11 +67,14 @@ def load_state_dict_file(filename: str, map_location: str = 'cpu') -> dict:
     """Read a checkpoint file (path or URL) and return its unwrapped tensors.
 
     ``.npz`` files (Google's Flax ViTs) are read with numpy through mmengine's
-    file backends and returned as name -> array; anything else goes through
-    mmengine's ``CheckpointLoader``.
+    file backends (no pickles, and the zip bounds of the checkpoint loader)
+    and returned as name -> array; anything else goes through mmengine's
+    ``CheckpointLoader``.
     """
     if str(filename).endswith('.npz'):
-        with np.load(io.BytesIO(fileio.get(filename))) as arrays:
+        data = io.BytesIO(fileio.get(filename))
+        check_zip_bounds(data, str(filename), len(data.getbuffer()), max_expansion()).close()
+        with np.load(data, allow_pickle=False) as arrays:
             return {k: arrays[k] for k in arrays.files}
     return unwrap_state_dict(CheckpointLoader.load_checkpoint(filename, map_location=map_location))
 

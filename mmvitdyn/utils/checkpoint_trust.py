@@ -1,0 +1,68 @@
+"""Which checkpoints the user vouched for: the opt-in to full unpickling.
+
+Full unpickling can run code from the file, so it is granted per file:
+
+- :func:`trusted_checkpoints` trusts the named files (local paths, compared
+  by their real path, or URLs and ``open-mmlab://``-style names, compared as
+  written) for the code run inside it, in this thread and context only. The
+  tools' ``--trust-checkpoint [PATH ...]`` use it; nothing is written to
+  ``os.environ`` and a forked child starts without it, so processes a tool
+  starts and later loads in the same process trust nothing.
+- ``MMVITDYN_TRUST_CHECKPOINTS=1`` in the user's own shell trusts every
+  checkpoint of every process started from it (explicit and process-wide).
+"""
+import os
+import os.path as osp
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import FrozenSet, Iterable, Iterator
+
+TRUST_ENV = 'MMVITDYN_TRUST_CHECKPOINTS'
+TRUST_FLAG = '--trust-checkpoint'
+TRUST_VALUES = {'1': True, '0': False, '': False}
+
+_TRUSTED: ContextVar[FrozenSet[str]] = ContextVar(
+    'mmvitdyn_trusted_checkpoints', default=frozenset())
+
+
+def _forget_in_child() -> None:
+    _TRUSTED.set(frozenset())
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def checkpoint_key(name) -> str:
+    """How a checkpoint is identified: a URL or ``scheme://`` name as written,
+    a local path by its real path (symbolic links resolved)."""
+    name = os.fspath(name)
+    if '://' in name:
+        return name
+    return osp.realpath(osp.expanduser(name))
+
+
+def env_trusts_all() -> bool:
+    """Whether ``MMVITDYN_TRUST_CHECKPOINTS=1`` trusts every checkpoint."""
+    value = os.environ.get(TRUST_ENV, '')
+    if value not in TRUST_VALUES:
+        raise ValueError(f'{TRUST_ENV}={value!r} is not one of {sorted(TRUST_VALUES)} '
+                         '(1: fully unpickle every checkpoint, which can run code from them)')
+    return TRUST_VALUES[value]
+
+
+def is_trusted(*names) -> bool:
+    """Whether the user vouched for a checkpoint known by any of ``names``."""
+    if env_trusts_all():
+        return True
+    trusted = _TRUSTED.get()
+    return any(checkpoint_key(name) in trusted for name in names if name is not None)
+
+
+@contextmanager
+def trusted_checkpoints(names: Iterable) -> Iterator[None]:
+    """Trust the checkpoints ``names`` (paths or URLs) inside the block."""
+    token = _TRUSTED.set(_TRUSTED.get() | {checkpoint_key(name) for name in names})
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)

@@ -1,0 +1,273 @@
+"""The non-tensor values of an mmengine Runner checkpoint, unpickled as data.
+
+Besides tensors and plain containers, ``torch.save`` of a Runner checkpoint
+holds the message hub's :class:`~mmengine.logging.HistoryBuffer` s (numpy
+arrays inside) and numpy scalars. torch's weights-only unpickler calls the
+``__setstate__`` of every class it is allowed to build, and numpy's dtype
+``__setstate__`` sets arbitrary fields, offsets and object flags (reads out
+of bounds, object pointers over file bytes), while ``HistoryBuffer``'s writes
+into a dict shared by the whole class.
+
+So the names these values are pickled under are allowed as *recipes*
+(:data:`RUNNER_CHECKPOINT_GLOBALS`): inert objects that check what the pickle
+gives them (a numeric dtype code and its canonical state, an array's shape
+and exactly its bytes, a buffer's known fields) and are turned into the real
+values by :func:`resolve_recipes` once the pickle is read. numpy and mmengine
+receive only checked values: a numeric dtype code, bytes of the declared
+size, a buffer's three fields and its own statistics methods. Dicts that
+torch builds as ``OrderedDict`` may carry the one attribute a state dict has
+(``_metadata``), nothing that could shadow their methods.
+"""
+import math
+import reprlib
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import torch
+from mmengine.logging import HistoryBuffer
+
+# Numeric kinds a checkpoint's numpy values may have: bool, ints, floats, complex.
+NUMERIC_KINDS = 'biufc'
+BYTE_ORDERS = ('<', '>', '|', '=')
+HISTORY_BUFFER_STATISTICS = ('min', 'max', 'current', 'mean')
+HISTORY_BUFFER_FIELDS = ('max_length', '_log_history', '_count_history', 'statistics_methods')
+# The instance attributes a dict built as ``OrderedDict`` may carry.
+DICT_ATTRIBUTES = ('_metadata', )
+
+
+class CheckpointValueError(ValueError):
+    """A recipe's arguments or state are not those of a plain value."""
+
+
+class Recipe:
+    """What a pickle builds in place of a numpy or mmengine object."""
+
+    def resolve(self, resolve_value) -> Any:
+        """The real object; ``resolve_value`` resolves nested values."""
+        raise NotImplementedError
+
+
+class DTypeRecipe(Recipe):
+    """``numpy.dtype(code, align, copy)`` of a numeric dtype, then its state.
+
+    Only the canonical state of that dtype is accepted (byte order aside):
+    no fields, names, sub-arrays, sizes or flags from the file.
+    """
+    dtype = None  # set by __init__, which a NEWOBJ of the class skips
+
+    def __init__(self, code, align=False, copy=False):
+        if not isinstance(code, str) or not isinstance(align, bool) or not isinstance(copy, bool):
+            raise CheckpointValueError(f'numpy.dtype{(code, align, copy)!r}: expected a dtype code')
+        try:
+            dtype = np.dtype(code)
+        except TypeError as err:
+            raise CheckpointValueError(f'numpy.dtype({code!r}): {err}') from err
+        if dtype.kind not in NUMERIC_KINDS or not dtype.isbuiltin or dtype.fields is not None:
+            raise CheckpointValueError(f'numpy.dtype({code!r}) is not a numeric dtype '
+                                       f'(kinds {NUMERIC_KINDS!r})')
+        self.dtype = dtype
+
+    def __setstate__(self, state) -> None:
+        if self.dtype is None:
+            raise CheckpointValueError('a numpy dtype built without its code')
+        canonical = self.dtype.__reduce__()[2]
+        if (not isinstance(state, tuple) or len(state) != len(canonical)
+                or state[1] not in BYTE_ORDERS or state[0] != canonical[0]
+                or state[2:] != canonical[2:]):
+            raise CheckpointValueError(f'the state {reprlib.repr(state)} of numpy.dtype('
+                                       f'{self.dtype.str!r}) is not its own ({canonical!r}, any '
+                                       'byte order)')
+        if state[1] in '<>':
+            self.dtype = self.dtype.newbyteorder(state[1])
+
+    def resolve(self, resolve_value) -> np.dtype:
+        if self.dtype is None:
+            raise CheckpointValueError('a numpy dtype built without its code')
+        return self.dtype
+
+    def __repr__(self) -> str:
+        return f'<recipe of numpy.dtype({getattr(self.dtype, "str", None)!r})>'
+
+
+class NdArrayName:
+    """What the name ``numpy.ndarray`` stands for: the class argument of an
+    array's ``_reconstruct``, never a callable."""
+
+    def __call__(self, *args, **kwargs):
+        raise CheckpointValueError('a call of numpy.ndarray (allowed only as the class '
+                                   'argument of an array reconstruction)')
+
+    def __repr__(self) -> str:
+        return 'numpy.ndarray'
+
+
+NDARRAY = NdArrayName()
+
+
+class ArrayRecipe(Recipe):
+    """``numpy.core.multiarray._reconstruct(ndarray, shape, typecode)``, then
+    its state ``(1, shape, dtype, is_fortran, raw bytes)``."""
+    array = None  # set by __setstate__
+
+    def __init__(self, cls, shape, typecode):
+        if cls is not NDARRAY:
+            raise CheckpointValueError(f'_reconstruct of {cls!r}: only numpy.ndarray is allowed')
+
+    def __setstate__(self, state) -> None:
+        if not isinstance(state, tuple) or len(state) != 5 or state[0] != 1:
+            raise CheckpointValueError(f'numpy array state {type(state).__name__} is not '
+                                       '(1, shape, dtype, is_fortran, bytes)')
+        _, shape, dtype, is_fortran, raw = state
+        if (not isinstance(shape, tuple) or
+                not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+            raise CheckpointValueError(f'numpy array shape {shape!r} is not a tuple of sizes')
+        if (not isinstance(dtype, DTypeRecipe) or dtype.dtype is None
+                or not isinstance(is_fortran, bool)):
+            raise CheckpointValueError('numpy array state needs a numeric dtype and a bool order')
+        if not isinstance(raw, (bytes, bytearray)):
+            raise CheckpointValueError(f'numpy array data is a {type(raw).__name__}, not bytes')
+        expected = math.prod(shape) * dtype.dtype.itemsize
+        if len(raw) != expected:
+            raise CheckpointValueError(f'numpy array of shape {shape} and dtype {dtype.dtype} has '
+                                       f'{len(raw)} bytes of data, expected {expected}')
+        flat = np.frombuffer(bytes(raw), dtype=dtype.dtype)
+        self.array = flat.reshape(shape, order='F' if is_fortran else 'C').copy(order='K')
+
+    def resolve(self, resolve_value) -> np.ndarray:
+        if self.array is None:
+            raise CheckpointValueError('a numpy array without its data')
+        return self.array
+
+
+def numpy_scalar(dtype, data) -> np.generic:
+    """``numpy.core.multiarray.scalar(dtype, bytes)`` of a numeric dtype."""
+    if not isinstance(dtype, DTypeRecipe) or dtype.dtype is None or not isinstance(data, bytes):
+        raise CheckpointValueError('numpy scalar needs a numeric dtype and its bytes')
+    if len(data) != dtype.dtype.itemsize:
+        raise CheckpointValueError(f'numpy scalar of {dtype.dtype} has {len(data)} bytes, '
+                                   f'expected {dtype.dtype.itemsize}')
+    return np.frombuffer(data, dtype=dtype.dtype)[0]
+
+
+def _check_history_fields(state) -> None:
+    if not isinstance(state, dict) or not set(state) <= set(HISTORY_BUFFER_FIELDS):
+        raise CheckpointValueError(
+            'HistoryBuffer state has fields '
+            f'{sorted(map(str, state)) if isinstance(state, dict) else type(state).__name__}; '
+            f'allowed: {HISTORY_BUFFER_FIELDS}')
+
+
+class HistoryBufferRecipe(Recipe):
+    """A pickled :class:`~mmengine.logging.HistoryBuffer`: its known fields only."""
+    state = None  # a copy of the pickled state, set by __setstate__
+
+    def __setstate__(self, state) -> None:
+        _check_history_fields(state)
+        self.state = dict(state)  # the pickle may add to its own dict later (memo)
+
+    def resolve(self, resolve_value) -> HistoryBuffer:
+        _check_history_fields(self.state or {})
+        state = {key: resolve_value(value) for key, value in (self.state or {}).items()}
+        missing = [key for key in HISTORY_BUFFER_FIELDS[:3] if key not in state]
+        if missing:
+            raise CheckpointValueError(f'HistoryBuffer state lacks {missing}')
+        length = state['max_length']
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            raise CheckpointValueError(f'HistoryBuffer max_length={length!r} is not an int >= 1')
+        for key in ('_log_history', '_count_history'):
+            if not (isinstance(state[key], np.ndarray) and state[key].ndim == 1):
+                raise CheckpointValueError(f'HistoryBuffer {key} is not a 1-d numpy array')
+        methods = state.get('statistics_methods', {})
+        if not isinstance(methods, dict) or any(
+                name not in HISTORY_BUFFER_STATISTICS or method is not getattr(HistoryBuffer, name)
+                for name, method in methods.items()):
+            raise CheckpointValueError(
+                'HistoryBuffer statistics_methods must map each of '
+                f'{HISTORY_BUFFER_STATISTICS} to the HistoryBuffer method of that name')
+        buffer = HistoryBuffer.__new__(HistoryBuffer)
+        buffer.__setstate__({key: state[key] for key in HISTORY_BUFFER_FIELDS if key in state})
+        return buffer
+
+
+def history_buffer_statistic(owner, name):
+    """``getattr`` restricted to what a pickled ``HistoryBuffer`` asks for:
+    ``getattr(HistoryBuffer, 'mean')`` and the other built-in statistics."""
+    if owner is not HistoryBufferRecipe or name not in HISTORY_BUFFER_STATISTICS:
+        raise CheckpointValueError(
+            f'builtins.getattr({getattr(owner, "__name__", type(owner).__name__)}, {name!r}) '
+            f'(allowed: HistoryBuffer statistics {HISTORY_BUFFER_STATISTICS})')
+    return getattr(HistoryBuffer, name)
+
+
+def no_bytes(*args) -> bytes:
+    """``bytes()``: how protocol 2 pickles ``b''`` (other bytes are ``_codecs.encode``)."""
+    if args:
+        raise CheckpointValueError(f'builtins.bytes of {type(args[0]).__name__}: only bytes() '
+                                   '(empty) is allowed')
+    return b''
+
+
+# numpy 1.x names its pickling module ``numpy.core``, numpy 2 ``numpy._core``.
+_NUMPY_CORES = ('numpy.core', 'numpy._core')
+
+#: (object, pickled name) pairs for ``torch.serialization.safe_globals``:
+#: everything a Runner checkpoint holds beyond torch's own allow-list.
+RUNNER_CHECKPOINT_GLOBALS: List[Tuple[Any, str]] = [
+    (HistoryBufferRecipe, 'mmengine.logging.history_buffer.HistoryBuffer'),
+    (history_buffer_statistic, 'builtins.getattr'),
+    (no_bytes, 'builtins.bytes'),
+    (NDARRAY, 'numpy.ndarray'),
+    (DTypeRecipe, 'numpy.dtype'),
+    *((ArrayRecipe, f'{core}.multiarray._reconstruct') for core in _NUMPY_CORES),
+    *((numpy_scalar, f'{core}.multiarray.scalar') for core in _NUMPY_CORES),
+]
+
+
+def resolve_recipes(obj: Any) -> Any:
+    """``obj`` with every :class:`Recipe` in it (in dicts and their
+    ``_metadata``, lists, tuples, sets, tensors' attributes and recipes' own
+    values) replaced by its real value; mutable containers are updated in
+    place, shared and cyclic references kept.
+
+    Raises:
+        CheckpointValueError: A recipe is not a plain value.
+    """
+    done: Dict[int, Any] = {}
+
+    def resolve_value(value):
+        key = id(value)
+        if key in done:
+            return done[key]
+        if isinstance(value, Recipe):
+            done[key] = result = value.resolve(resolve_value)
+        elif isinstance(value, dict):
+            done[key] = value
+            for item_key, item in list(value.items()):
+                value[item_key] = resolve_value(item)
+            attributes = getattr(value, '__dict__', {})
+            if set(attributes) - set(DICT_ATTRIBUTES):
+                raise CheckpointValueError(
+                    f'a {type(value).__name__} with attributes {sorted(map(str, attributes))} '
+                    f'(allowed: {DICT_ATTRIBUTES}, which a state dict has)')
+            for name in attributes:
+                attributes[name] = resolve_value(attributes[name])
+            result = value
+        elif isinstance(value, torch.Tensor):
+            done[key] = value
+            for name, item in list(getattr(value, '__dict__', {}).items()):
+                setattr(value, name, resolve_value(item))
+            result = value
+        elif isinstance(value, list):
+            done[key] = value
+            value[:] = [resolve_value(item) for item in value]
+            result = value
+        elif isinstance(value, (tuple, set, frozenset)):
+            items = [resolve_value(item) for item in value]
+            changed = any(new is not old for new, old in zip(items, value))
+            result = (type(value)(items) if changed else value)
+            done[key] = result
+        else:
+            result = value
+        return result
+
+    return resolve_value(obj)
