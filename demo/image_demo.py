@@ -28,8 +28,8 @@ from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
 from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          is_local_path, load_config)
-from mmvitdyn.utils import dump_json_atomically
+                                          load_config)
+from mmvitdyn.utils import dump_json_atomically, is_local_path
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
 IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff')

@@ -10,8 +10,8 @@ import os.path as osp
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
 from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, add_runner_arguments,
                                           build_runner, checkpoint_trust, enable_visualization,
-                                          is_local_path, load_config, parse_runner_arguments,
-                                          set_work_dir)
+                                          load_config, parse_runner_arguments, set_work_dir)
+from mmvitdyn.utils import is_local_path
 
 
 def parse_args(argv=None):

@@ -42,11 +42,6 @@ def add_trust_argument(parser: argparse.ArgumentParser) -> None:
         f'source you trust. Other checkpoints stay refused. Put it last, or use {TRUST_FLAG}=PATH')
 
 
-def is_local_path(name: str) -> bool:
-    """Whether a checkpoint argument is a local path (not a URL or ``scheme://`` name)."""
-    return '://' not in name
-
-
 @contextmanager
 def checkpoint_trust(parser: argparse.ArgumentParser, args: argparse.Namespace,
                      own: Sequence[Optional[str]]) -> Iterator[None]:

@@ -32,11 +32,16 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
+def is_local_path(name) -> bool:
+    """Whether a checkpoint name is a local path (not a URL or ``scheme://`` name)."""
+    return '://' not in os.fspath(name)
+
+
 def checkpoint_key(name) -> str:
     """How a checkpoint is identified: a URL or ``scheme://`` name as written,
     a local path by its real path (symbolic links resolved)."""
     name = os.fspath(name)
-    if '://' in name:
+    if not is_local_path(name):
         return name
     return osp.realpath(osp.expanduser(name))
 

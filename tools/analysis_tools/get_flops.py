@@ -35,9 +35,9 @@ from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          is_local_path, load_config)
+                                          load_config)
 from mmvitdyn.models.layers import is_dyt_param
-from mmvitdyn.utils import dump_json_atomically
+from mmvitdyn.utils import dump_json_atomically, is_local_path
 
 
 def parse_args(argv=None):

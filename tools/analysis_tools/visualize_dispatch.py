@@ -26,8 +26,8 @@ from mmengine.dataset import Compose, pseudo_collate
 from mmvitdyn.analysis import TensorForward, find_dyt_backbone, part_rates
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          is_local_path, load_config)
-from mmvitdyn.utils import dump_json_atomically
+                                          load_config)
+from mmvitdyn.utils import dump_json_atomically, is_local_path
 from mmvitdyn.visualization import SkipView, plot_rates, plot_skip_map, rates_summary
 
 

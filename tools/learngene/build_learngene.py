@@ -32,11 +32,12 @@ from mmpretrain.models import SwinTransformer
 from mmvitdyn.apis import init_model
 from mmvitdyn.datasets import check_data_roots
 from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          is_local_path, load_config)
+                                          load_config)
 from mmvitdyn.learngene import build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
 from mmvitdyn.models.utils import load_pretrained, load_state_dict_file
+from mmvitdyn.utils import is_local_path
 
 IMAGE_SUFFIXES = {'.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff'}
 
