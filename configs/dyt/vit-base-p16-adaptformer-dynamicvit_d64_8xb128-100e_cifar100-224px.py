@@ -15,8 +15,19 @@ model = dict(
     distill_weight=0.5,
     token_distill='mse',
     backbone=dict(
+        # DynamicViT is an AdaptFormer ViT (no dispatch settings): the DyT
+        # backbone of _base_/models/dyt-vit-base-p16.py without them.
+        _delete_=True,
         type='DynamicViT',
-        dispatch=None,
+        arch='base',
+        img_size=224,
+        patch_size=16,
+        drop_path_rate=0.0,
+        out_type='cls_token',
+        adapter_cfg=dict(bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
+        freeze_pretrained=True,
+        init_cfg=dict(
+            type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None),
         # The paper's ViT setting: predictors before blocks 3, 6 and 9, rho = 0.7,
         # so 196 -> 137 -> 96 -> 67 patch tokens (the official int(N * rho^k));
         # Gumbel-softmax at PyTorch's default temperature 1, as the official code.

@@ -11,4 +11,16 @@ model = dict(
     rate_loss_weight=2.0,
     distill_weight=0.5,
     token_distill='mse',
-    backbone=dict(type='DynamicViT', dispatch=None, prune_loc=(2, 3, 4), keep_rate=0.7))
+    # DynamicViT is an AdaptFormer ViT (no dispatch settings): the backbone is
+    # the DyT config's without them.
+    backbone=dict(
+        _delete_=True,
+        type='DynamicViT',
+        arch=dict(embed_dims=192, num_layers=6, num_heads=6, feedforward_channels=768),
+        img_size=32,
+        patch_size=4,
+        drop_path_rate=0.0,
+        out_type='cls_token',
+        adapter_cfg=dict(bottleneck=16, scale=1.0, dropout=0.1, num_experts=1),
+        prune_loc=(2, 3, 4),
+        keep_rate=0.7))

@@ -20,16 +20,15 @@ import torch
 from torch import nn
 
 from mmvitdyn.models.backbones import DyTViT
-from mmvitdyn.models.layers import TokenDispatcher
+from mmvitdyn.models.layers import GATED_SUBLAYERS, TokenDispatcher
 from .static_flops import flop_analyzer
 
-# The sub-modules each dispatched part runs (names inside a DyTBlock), split
-# by how their cost grows with the active tokens: linearly, or quadratically
-# (the attention matmuls, counted at the operator). Layer dispatch gates both
-# parts with one mask. ``norm1`` runs on every token in all variants.
+# The modules of each gated sub-layer (names inside a DyTBlock), split by how
+# their cost grows with the active tokens: linearly, or quadratically (the
+# attention matmuls, counted at the operator). ``norm1`` runs on every token
+# in all variants.
 LINEAR_MODULES = {'mlp': ('norm2', 'mlp'), 'attn': ('attn.qkv', 'attn.proj')}
 QUADRATIC_OPS = {'attn': ('attn', 'scaled_dot_product_attention')}
-PART_COMPONENTS = {'mlp': ('mlp', ), 'attn': ('attn', ), 'layer': ('attn', 'mlp')}
 
 
 class PartCost(NamedTuple):
@@ -136,7 +135,7 @@ class DyTFlopCounter:
             costs = {}
             for part, mask in block.masks.items():
                 linear = quadratic = 0
-                for component in PART_COMPONENTS[part]:
+                for component in GATED_SUBLAYERS[part]:
                     linear += sum(by_module[prefix + m] for m in LINEAR_MODULES[component])
                     if component in QUADRATIC_OPS:
                         module, op = QUADRATIC_OPS[component]

@@ -86,8 +86,10 @@ class Learngene(LearngeneFile):
         settings (dict): How it was made (clustering method, eps,
             min_samples, k, centroid, FFN rule, number of images ...).
         mad (Tensor): (num_layers, num_heads) MAD table in pixels.
-        embeddings (dict): ``patch_embed.proj.weight``/``bias``,
-            ``cls_token``, ``pos_embed``.
+        embeddings (dict): The ancestry's stem (``ViT.is_stem_param``):
+            ``patch_embed.proj.weight``/``bias``, ``cls_token``,
+            ``pos_embed`` (and a distillation token, registers or pre-norm
+            where the ancestry has them).
         final_norm (dict): State dict of the final norm (empty if none).
         layers (list[LearngeneLayer]): One per ancestry layer.
         ffn_groups (list[FFNGroup]): A partition of the layers, in order.
@@ -140,8 +142,7 @@ class Learngene(LearngeneFile):
         groups = condense_ffns(ffn_groups, lambda i: blocks[i].mlp.state_dict(), centroid)
         embeddings = {
             key: value.detach().clone()
-            for key, value in backbone.state_dict().items()
-            if key in ('cls_token', 'pos_embed') or key.startswith('patch_embed.')
+            for key, value in backbone.state_dict().items() if backbone.is_stem_param(key)
         }
         final_norm = clone_state(backbone.norm.state_dict())
         settings = dict(settings or {}, centroid=centroid)

@@ -71,18 +71,19 @@ def attention_distance(attn: torch.Tensor, distances: torch.Tensor) -> torch.Ten
     return (attn.reshape(b, h, n * t) @ distances.reshape(n * t)) / n
 
 
-def patch_attention(q: torch.Tensor, k: torch.Tensor, num_extra_tokens: int) -> torch.Tensor:
+def patch_attention(attn: Attention, q: torch.Tensor, k: torch.Tensor,
+                    num_extra_tokens: int) -> torch.Tensor:
     """Softmax attention of the patch queries over all keys, in float32.
 
     Args:
+        attn (Attention): The attention the queries and keys come from.
         q, k (Tensor): (B, H, T, D) queries and keys of all tokens.
         num_extra_tokens (int): Leading non-patch tokens.
 
     Returns:
         Tensor: (B, H, T - num_extra_tokens, T).
     """
-    q = q[:, :, num_extra_tokens:].float() * q.shape[-1]**-0.5
-    return (q @ k.float().transpose(-2, -1)).softmax(dim=-1)
+    return attn.scores(q[:, :, num_extra_tokens:].float(), k.float()).softmax(dim=-1)
 
 
 class AttentionDistanceRecorder:
@@ -151,7 +152,7 @@ class AttentionDistanceRecorder:
             b, t, _ = output.shape
             qkv = output.detach().reshape(b, t, 3, attn.num_heads, attn.head_dim)
             q, k = qkv[:, :, 0].transpose(1, 2), qkv[:, :, 1].transpose(1, 2)
-            probs = patch_attention(q, k, self.num_extra_tokens)
+            probs = patch_attention(attn, q, k, self.num_extra_tokens)
             mad = attention_distance(probs, self._distances_for(self._grid, output.device))
             if self._sums is None:
                 self._sums = mad.new_zeros(

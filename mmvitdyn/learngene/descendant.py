@@ -5,7 +5,8 @@ backbones of :mod:`mmvitdyn.models`; the models never import this package.
 The paper's learngene baselines are initialisation modes of the same class
 (``init_mode``), each reading its own kind of learngene file.
 """
-from typing import Dict, Optional, Tuple, Union
+from functools import partial
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine.logging import MMLogger
@@ -13,8 +14,9 @@ from mmengine.registry import MODELS
 from torch import nn
 
 from ..models.backbones import DyTViT, ViT
-from ..models.layers import (FFN_PARAMS, ExpandedMlp, FFNExpansion, heads_are_shared,
-                             resize_pos_embed, share_heads, unshare_heads)
+from ..models.layers import (FFN_PARAMS, ExpandedMlp, FFNExpansion, attention_with_shared_heads,
+                             expanded_mlp, heads_are_shared, resize_pos_embed, unshare_heads)
+from ..models.utils import loads_checkpoint
 from .artefact import FFN_KEYS, Learngene
 from .block_learngene import BlockLearngene
 from .fields import require
@@ -45,7 +47,7 @@ class LearngeneViT(ViT):
     by priority weight-sharing (see :mod:`mmvitdyn.learngene.inheritance`),
     unless ``init_cfg`` loads a checkpoint (a trained descendant). Its blocks
     are the ViT's (or a subclass's) blocks with heads, shared heads and FFNs
-    adjusted in :meth:`build_block`, so e.g. ``class X(LearngeneViT,
+    given per layer (``layer_cfgs``), so e.g. ``class X(LearngeneViT,
     DyTViT)`` composes. The From-Scratch baseline of a descendant is a plain
     :class:`ViT` of the same shape, not this class.
 
@@ -94,6 +96,8 @@ class LearngeneViT(ViT):
             above). Defaults to 'cluster'.
         patch_size (int, optional): Must be the ancestry's; defaults to it.
         qkv_bias (bool, optional): Defaults to the ancestry's.
+        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`; the heads and
+            FFNs are the plan's.
         **kwargs: Other arguments of :class:`ViT` (``img_size``,
             ``out_type``, ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...).
     """
@@ -106,6 +110,7 @@ class LearngeneViT(ViT):
                  init_mode: str = 'cluster',
                  patch_size: Optional[int] = None,
                  qkv_bias: Optional[bool] = None,
+                 layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
         meta = self._load_learngene(learngene, init_mode, mmap=True)
         ancestry = meta.ancestry
@@ -113,11 +118,8 @@ class LearngeneViT(ViT):
         if patch_size is not None and patch_size != ancestry['patch_size']:
             raise ValueError(f"patch_size={patch_size} differs from the learngene's patch size "
                              f"{ancestry['patch_size']} ({learngene})")
-        self.learngene_path = learngene
-        self.init_mode = init_mode
-        self.head_dim = ancestry['head_dim']
         if init_mode == 'cluster':
-            self.plan: DescendantPlan = plan_descendant(meta, arch['heads'], ffn_sharing, tie_heads)
+            plan = plan_descendant(meta, arch['heads'], ffn_sharing, tie_heads)
         else:
             wrong = {h for h in arch['heads'] if h != ancestry['num_heads']}
             if wrong:
@@ -127,8 +129,7 @@ class LearngeneViT(ViT):
             if qkv_bias is not None and qkv_bias != ancestry['qkv_bias']:
                 raise ValueError(f'qkv_bias={qkv_bias} differs from the learngene\'s layers '
                                  f"(qkv_bias={ancestry['qkv_bias']}) in init_mode={init_mode!r}")
-            self.plan = plan_whole_layers(meta.sources(arch['num_layers']), arch['heads'])
-        self._building: Dict[int, FFNExpansion] = {}
+            plan = plan_whole_layers(meta.sources(arch['num_layers']), arch['heads'])
         super().__init__(
             arch=dict(
                 embed_dims=arch['embed_dims'],
@@ -137,12 +138,38 @@ class LearngeneViT(ViT):
                 feedforward_channels=arch['feedforward_channels']),
             patch_size=ancestry['patch_size'],
             qkv_bias=ancestry['qkv_bias'] if qkv_bias is None else qkv_bias,
+            layer_cfgs=self.merge_layer_cfgs(layer_cfgs, self._layer_entries(plan, ancestry),
+                                             'LearngeneViT (the plan)'),
             **kwargs)
-        del self._building
+        self.learngene_path = learngene
+        self.init_mode = init_mode
+        self.head_dim = ancestry['head_dim']
+        self.plan: DescendantPlan = plan
         # Deployed tensor name -> size, for what the learngene initialised.
         self.inherited: Dict[str, int] = {}
         self.register_buffer('learngene_layout', self.plan.layout())
         self._register_load_state_dict_pre_hook(self._on_load_state_dict)
+
+    @staticmethod
+    def _layer_entries(plan: DescendantPlan, ancestry: dict) -> List[dict]:
+        """Per block: its heads (of the ancestry's width), an attention with
+        tied heads (``tie_heads``) and, inside a tied FFN run, the run's
+        shared FFN (one :class:`FFNExpansion` per run, owned by its first layer)."""
+        entries = []
+        expansions: Dict[int, FFNExpansion] = {}
+        for index, heads in enumerate(plan.heads):
+            entry = dict(num_heads=heads, head_dim=ancestry['head_dim'])
+            if plan.shares_heads(index):
+                entry['attn_layer'] = partial(attention_with_shared_heads, plan.assignments[index])
+            run_index, run, position = plan.run_of(index)
+            if plan.is_expanded(run):
+                expansion = expansions.setdefault(
+                    run_index,
+                    FFNExpansion(ancestry['embed_dims'], ancestry['feedforward_channels'],
+                                 len(run.layers)))
+                entry['mlp_layer'] = partial(expanded_mlp, expansion, position)
+            entries.append(entry)
+        return entries
 
     @property
     def ffn_sharing(self) -> str:
@@ -186,31 +213,11 @@ class LearngeneViT(ViT):
             heads=heads,
             feedforward_channels=ancestry['feedforward_channels'])
 
-    def build_block(self, index: int, **kwargs) -> nn.Module:
-        """The parent's block with this layer's heads (of the ancestry's
-        width), shared heads tied (``tie_heads``) and, inside a tied FFN run,
-        the run's shared FFN."""
-        kwargs.update(num_heads=self.plan.heads[index], head_dim=self.head_dim)
-        block = super().build_block(index, **kwargs)
-        if self.plan.shares_heads(index):
-            share_heads(block.attn, self.plan.assignments[index])
-        run_index, run, position = self.plan.run_of(index)
-        if self.plan.is_expanded(run):
-            if position == 0:
-                self._building[run_index] = FFNExpansion(kwargs['dim'], kwargs['mlp_hidden_dim'],
-                                                         len(run.layers))
-            block.mlp = ExpandedMlp(
-                self._building[run_index], position, kwargs.get('drop', 0.), owner=position == 0)
-        return block
-
-    def _loads_checkpoint(self) -> bool:
-        return isinstance(self.init_cfg, dict) and self.init_cfg.get('type') == 'Pretrained'
-
     def init_weights(self):
         """Random init (or the ``init_cfg`` checkpoint), then, unless a
         checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
         super().init_weights()
-        if not self._loads_checkpoint():
+        if not loads_checkpoint(self.init_cfg):
             self.inherit_from(self._load_learngene(self.learngene_path, self.init_mode))
         counts = self.parameter_counts()
         MMLogger.get_current_instance().info(
@@ -272,7 +279,7 @@ class LearngeneViT(ViT):
             inherited[label] = getattr(module, name).numel()
 
         for key, _ in self.named_parameters():
-            if key in ('cls_token', 'pos_embed') or key.startswith('patch_embed.'):
+            if self.is_stem_param(key):
                 value = require(learngene.embeddings, key, 'embeddings')
                 if key == 'pos_embed':
                     value = resize_pos_embed(value, tuple(learngene.ancestry['patch_resolution']),

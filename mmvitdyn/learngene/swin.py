@@ -26,6 +26,7 @@ from mmpretrain.models import SwinTransformer
 from torch import nn
 
 from ..models.layers.window_msa import HeadWidthWindowMSA
+from ..models.utils import loads_checkpoint
 from .artefact import (CENTROIDS, LAYER_KEYS, FFNGroup, LearngeneLayer, condense_ffns,
                        condense_layer, ffn_group_from_dict, ffn_group_to_dict, layer_from_dict,
                        layer_to_dict, pick_heads, validate_ffn_groups, validate_layer)
@@ -448,7 +449,7 @@ class LearngeneSwin(SwinTransformer):
         """Default init (or the ``init_cfg`` checkpoint), then, unless a
         checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
         super().init_weights()
-        if not (isinstance(self.init_cfg, dict) and self.init_cfg.get('type') == 'Pretrained'):
+        if not loads_checkpoint(self.init_cfg):
             self.inherit_from(SwinLearngene.load(self.learngene_path))
         counts = self.parameter_counts()
         MMLogger.get_current_instance().info(

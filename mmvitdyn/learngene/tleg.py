@@ -26,6 +26,7 @@ from mmengine.registry import MODELS
 from torch import nn
 
 from ..models.backbones import ViT
+from ..models.utils import loads_checkpoint
 from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, require,
                      validate_ancestry, validate_block, validate_settings)
 
@@ -89,7 +90,7 @@ class LinearExpansionViT(ViT):
         """The ViT's initialisation (or ``init_cfg``'s checkpoint), then zero
         LayerNorm weights in theta_B unless a checkpoint was loaded."""
         super().init_weights()
-        if not (isinstance(self.init_cfg, dict) and self.init_cfg.get('type') == 'Pretrained'):
+        if not loads_checkpoint(self.init_cfg):
             with torch.no_grad():
                 for module in self.theta_b.modules():
                     if isinstance(module, nn.LayerNorm):

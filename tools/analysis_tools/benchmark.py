@@ -67,6 +67,7 @@ from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, c
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import add_trust_argument, checkpoint_trust, load_config
 from mmvitdyn.models import DyTViT
+from mmvitdyn.models.layers import DISPATCH_PARTS
 from mmvitdyn.utils import dump_json_atomically
 
 # The training steps compared: DyTImageClassifier arguments, how the step runs
@@ -93,8 +94,7 @@ def parse_args(argv=None):
     parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
     parser.add_argument('--adapter-dim', type=int, default=64, help='adapter bottleneck d')
-    parser.add_argument(
-        '--dispatch', nargs='+', default=['mlp'], choices=['mlp', 'attn', 'attn_mlp', 'layer'])
+    parser.add_argument('--dispatch', nargs='+', default=['mlp'], choices=sorted(DISPATCH_PARTS))
     parser.add_argument(
         '--rates',
         type=float,
@@ -298,42 +298,44 @@ def benchmark_inference(args) -> None:
                   f'{speedup_cpu:>8.3f} {speedup_cpu / flop_ratio:>11.3f}')
 
 
-# The --reduction rows: method -> (DyT's activation rate, ToMe's r) -> how its
-# backbone config differs from AdaptFormer (DyTViT with dispatch=None). One
-# entry per method; all share AdaptFormer's weights.
+# The --reduction rows: method -> (DyT's activation rate, ToMe's r) -> its backbone
+# config besides the shared architecture and adapters. All share AdaptFormer's weights.
+ADAPTFORMER = dict(type='DyTViT', dispatch=None)
 REDUCTION_METHODS: Dict[str, Callable[[float, int], dict]] = {
     'DyT':
-    lambda rate, r: dict(dispatch='mlp', target_rate=rate),
+    lambda rate, r: dict(type='DyTViT', dispatch='mlp', target_rate=rate),
     'DyT top-K':
-    lambda rate, r: dict(dispatch='mlp', target_rate=rate, dispatcher_cfg=dict(mode='topk')),
+    lambda rate, r: dict(
+        type='DyTViT', dispatch='mlp', target_rate=rate, dispatcher_cfg=dict(mode='topk')),
     'AdaptFormer + ToMe':
-    lambda rate, r: dict(token_reduction=dict(type='ToMe', r=r)),
+    lambda rate, r: dict(ADAPTFORMER, token_reduction=dict(type='ToMe', r=r)),
     'DyT + ToMe':
-    lambda rate, r: dict(dispatch='mlp', target_rate=rate, token_reduction=dict(type='ToMe', r=r)),
+    lambda rate, r: dict(
+        type='DyTViT', dispatch='mlp', target_rate=rate, token_reduction=dict(type='ToMe', r=r)),
     'AdaptFormer + EViT':
-    lambda rate, r: dict(token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9))),
+    lambda rate, r: dict(
+        ADAPTFORMER, token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9))),
     'AdaptFormer + DynamicViT':
     lambda rate, r: dict(type='DynamicViT', keep_rate=0.7, prune_loc=(3, 6, 9)),
 }
 
 
-def build_reduction_backbone(args, dense: DyTViT, overrides: dict) -> nn.Module:
-    """AdaptFormer's config with ``overrides``, holding ``dense``'s weights, in eval mode."""
+def build_reduction_backbone(args, dense: DyTViT, method: dict) -> nn.Module:
+    """The backbone of ``method`` (a config with its type), holding ``dense``'s
+    weights, in eval mode."""
     cfg = dict(
-        type='DyTViT',
         arch=args.arch,
         img_size=args.img_size,
         patch_size=args.patch_size,
-        dispatch=None,
         adapter_cfg=dict(bottleneck=args.adapter_dim))
-    model = MODELS.build({**cfg, **overrides}).eval()
+    model = MODELS.build({**cfg, **method}).eval()
     model.load_state_dict(dense.state_dict(), strict=False)
     return model
 
 
 def reduction_setting(name: str, model: nn.Module, images: torch.Tensor, rate: float) -> Setting:
     """Calibrate DyT's gates to ``rate`` (when it dispatches) and count FLOPs per image."""
-    if model.dispatch is None:
+    if getattr(model, 'dispatch', None) is None:  # AdaptFormer and token reductions
         return Setting(name, model, float(count_flops(model, images[:1])), 1.0, images)
     calibrate_gates(model, images, rate)
     counter = DyTFlopCounter(model, images[:1])
@@ -367,7 +369,7 @@ def benchmark_reduction(args) -> None:
     rate = args.reduction_rate
     dyt_model = build_reduction_backbone(args, dense, REDUCTION_METHODS['DyT'](rate, 0))
     dyt = reduction_setting('DyT', dyt_model, images, rate)
-    r = matched_tome_r(build_reduction_backbone(args, dense, {}), images, dyt.flops)
+    r = matched_tome_r(build_reduction_backbone(args, dense, ADAPTFORMER), images, dyt.flops)
     settings = [
         Setting('AdaptFormer', dense, float(count_flops(dense, images[:1])), 1.0, images), dyt
     ]

@@ -92,7 +92,7 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
 
     def _no_decay(self, name: str, ndim: int, backbone_prefix: str, no_decay_names: set) -> bool:
         short = name[len(backbone_prefix):] if name.startswith(backbone_prefix) else name
-        return (ndim <= 1 or short in no_decay_names or name.rsplit('.', 1)[-1] in no_decay_names
+        return (ndim <= 1 or short in no_decay_names
                 or any(key in name for key in self.paramwise_cfg['no_decay_keys']))
 
     @staticmethod

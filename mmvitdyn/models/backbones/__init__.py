@@ -1,5 +1,7 @@
+from .adapter_vit import AdapterViT
+from .dynamicvit import DynamicViT
 from .dyt_vit import DyTViT
 from .dyt_vitdet import DyTViTDet
 from .vit import ViT
 
-__all__ = ['DyTViT', 'DyTViTDet', 'ViT']
+__all__ = ['AdapterViT', 'DyTViT', 'DyTViTDet', 'DynamicViT', 'ViT']

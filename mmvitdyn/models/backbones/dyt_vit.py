@@ -1,22 +1,21 @@
 """DyT: a frozen ViT with adapters and token dispatchers (Dynamic Tuning)."""
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine.registry import MODELS
 from torch import nn
 
-from ..layers import DISPATCH_PARTS, DyTBlock, is_dyt_param
-from ..layers.adapter import ADAPTER_LAYER_NORMS, LEARNABLE_SCALE
-from .vit import ViT
+from ..layers import DISPATCH_PARTS, DyTBlock
+from .adapter_vit import AdapterViT
 
 
 @MODELS.register_module()
-class DyTViT(ViT):
+class DyTViT(AdapterViT):
     """Vision Transformer adapted by Dynamic Tuning.
 
-    The pretrained weights are frozen; every block gets an adapter and token
-    dispatchers that decide, per token, whether it runs the gated block part.
+    An :class:`AdapterViT` (frozen pretrained weights, adapters) whose blocks
+    also get token dispatchers that decide, per token, whether it runs the gated block part.
     In training the masked path keeps the dispatchers differentiable; in
     evaluation the packed path computes active tokens only. The paper's
     baselines are switches: ``dispatch=None`` is AdaptFormer (adapters only),
@@ -40,20 +39,10 @@ class DyTViT(ViT):
         keep_layers (int): Blocks before this index have no dispatcher (every
             token runs them); rates, rate losses and FLOP savings come from
             blocks ``keep_layers`` to the last. Defaults to 0 (every block).
-        adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (s, a
-            float, or 'learnable': a parameter (1,) initialised to 1),
-            ``dropout``, ``num_experts`` (> 1 gives the MoE-adapter) and
-            ``layer_norm`` (None; 'in': LayerNorm on the adapter's input;
-            'out': on its scaled output). Defaults to d=64, s=0.1, dropout
-            0.1, one expert, no LayerNorm. None: no adapter.
         dispatcher_cfg (dict): ``tau`` (Gumbel temperature, default 5) and
             ``gumbel`` (False trains with a plain sigmoid, "DyT-"), ``mode``
             ('threshold', DyT's rule, or 'topk': every image keeps exactly
             round(target_rate * N) patch tokens per dispatched part).
-        freeze_pretrained (bool): Freeze everything but adapters,
-            dispatchers and the ``pyramid``. Defaults to True.
-        unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.
-            'norm', 'blocks.11') that train although frozen otherwise.
         token_reduction (dict, optional): Config of a token reduction that
             shrinks the sequence inside the blocks (``dict(type='ToMe', r=8)``,
             ``dict(type='EViT', keep_rate=0.7)``; see
@@ -61,20 +50,19 @@ class DyTViT(ViT):
             'mlp'; it has no parameters, so it applies to a trained model at
             test time. Needs ``out_type='cls_token'`` and the last block as
             output. Defaults to None.
-        **kwargs: Arguments of :class:`ViT`.
+        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
+        **kwargs: Arguments of :class:`AdapterViT` (``adapter_cfg``,
+            ``freeze_pretrained``, ``unfreeze``) and :class:`ViT`.
     """
 
     def __init__(self,
-                 *args,
+                 arch: Union[str, dict] = 'base',
                  dispatch: Optional[str] = 'mlp',
                  target_rate: float = 0.5,
                  keep_layers: int = 0,
-                 adapter_cfg: Optional[dict] = dict(
-                     bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
                  dispatcher_cfg: dict = dict(tau=5.0, gumbel=True),
-                 freeze_pretrained: bool = True,
-                 unfreeze: Sequence[str] = (),
                  token_reduction: Optional[dict] = None,
+                 layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
             raise ValueError(
@@ -86,54 +74,37 @@ class DyTViT(ViT):
         if keep_layers and dispatch is None:
             raise ValueError(f'keep_layers={keep_layers} chooses the blocks that dispatch, '
                              'but dispatch=None: set dispatch or keep_layers=0')
-        if adapter_cfg is not None:
-            adapter_cfg = self._check_adapter_cfg(adapter_cfg)
+        arch = self._parse_arch(arch)
+        num_layers = arch['num_layers']
+        if keep_layers and keep_layers >= num_layers:
+            raise ValueError(f'keep_layers={keep_layers} must be < the {num_layers} blocks '
+                             f'(allowed: 0..{num_layers - 1}); dispatch=None turns '
+                             'dispatch off')
+        dispatcher_cfg = dict(dispatcher_cfg)
+        if dispatcher_cfg.get('mode') == 'topk':
+            if 'keep_rate' in dispatcher_cfg:
+                raise ValueError(f"dispatcher_cfg.keep_rate={dispatcher_cfg['keep_rate']} "
+                                 "is not a setting: mode='topk' keeps target_rate of the tokens")
+            dispatcher_cfg['keep_rate'] = target_rate
+        num_prefix_tokens = self.prefix_token_count(
+            kwargs.get('dist_token', False), kwargs.get('num_reg_tokens', 0))
+        entries = [
+            dict(
+                dispatch=dispatch if index >= keep_layers else None,
+                dispatcher_cfg=dispatcher_cfg,
+                num_extra_tokens=num_prefix_tokens) for index in range(num_layers)
+        ]
+        super().__init__(
+            arch=arch,
+            block_fn=DyTBlock,
+            layer_cfgs=self.merge_layer_cfgs(layer_cfgs, entries, 'DyTViT (dispatch)'),
+            **kwargs)
         self.dispatch = dispatch
         self.target_rate = target_rate
         self.keep_layers = keep_layers
-        self.adapter_cfg = adapter_cfg
-        self.dispatcher_cfg = dict(dispatcher_cfg)
-        if self.dispatcher_cfg.get('mode') == 'topk':
-            if 'keep_rate' in self.dispatcher_cfg:
-                raise ValueError(f"dispatcher_cfg.keep_rate={self.dispatcher_cfg['keep_rate']} "
-                                 "is not a setting: mode='topk' keeps target_rate of the tokens")
-            self.dispatcher_cfg['keep_rate'] = target_rate
-        super().__init__(*args, **kwargs)
-        if keep_layers and keep_layers >= self.num_layers:
-            raise ValueError(f'keep_layers={keep_layers} must be < the {self.num_layers} blocks '
-                             f'(allowed: 0..{self.num_layers - 1}); dispatch=None turns '
-                             'dispatch off')
+        self.dispatcher_cfg = dispatcher_cfg
         self.token_reduction = self._build_token_reduction(token_reduction)
         self.last_reduction = None
-        self.unfreeze = tuple(unfreeze)
-        self.freeze_pretrained = freeze_pretrained
-        if freeze_pretrained:
-            self._freeze()
-
-    @staticmethod
-    def _check_adapter_cfg(cfg: dict) -> dict:
-        cfg = dict(cfg)
-        allowed = {'bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm'}
-        unknown = set(cfg) - allowed
-        if unknown:
-            raise ValueError(
-                f'adapter_cfg has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}')
-        if not isinstance(cfg.get('bottleneck'), int) or cfg['bottleneck'] <= 0:
-            raise ValueError('adapter_cfg.bottleneck must be a positive int, '
-                             f"got {cfg.get('bottleneck')!r}")
-        if int(cfg.get('num_experts', 1)) < 1:
-            raise ValueError(f"adapter_cfg.num_experts must be >= 1, got {cfg['num_experts']}")
-        if not 0 <= cfg.get('dropout', 0.1) < 1:
-            raise ValueError(f"adapter_cfg.dropout must lie in [0, 1), got {cfg['dropout']}")
-        scale = cfg.get('scale', 0.1)
-        is_number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
-        if not (is_number or scale == LEARNABLE_SCALE):
-            raise ValueError(f'adapter_cfg.scale={scale!r} must be a number or '
-                             f'{LEARNABLE_SCALE!r}')
-        if cfg.get('layer_norm') not in ADAPTER_LAYER_NORMS:
-            raise ValueError(f"adapter_cfg.layer_norm={cfg['layer_norm']!r} is not one of "
-                             f'{ADAPTER_LAYER_NORMS}')
-        return cfg
 
     def _build_token_reduction(self, cfg: Optional[dict]) -> Optional[nn.Module]:
         if cfg is None:
@@ -158,39 +129,8 @@ class DyTViT(ViT):
             kwargs['reduction'] = self.last_reduction
         return kwargs
 
-    def build_block(self, index: int, **kwargs) -> nn.Module:
-        return DyTBlock(
-            dispatch=self.dispatch if index >= self.keep_layers else None,
-            adapter_cfg=self.adapter_cfg,
-            dispatcher_cfg=self.dispatcher_cfg,
-            num_extra_tokens=self.num_extra_tokens,
-            **kwargs)
-
     def dyt_blocks(self) -> Iterator[DyTBlock]:
         return (m for m in self.modules() if isinstance(m, DyTBlock))
-
-    def is_trainable_name(self, name: str) -> bool:
-        """Whether parameter ``name`` trains while the pretrained weights are frozen:
-        DyT's parts, the ``pyramid`` (new, not pretrained) and what ``unfreeze`` names."""
-        if is_dyt_param(name) or name.startswith('pyramid.'):
-            return True
-        return any(name == u or name.startswith(u + '.') for u in self.unfreeze)
-
-    def _freeze(self):
-        names = [name for name, _ in self.named_parameters()]
-        for pattern in self.unfreeze:
-            if not any(n == pattern or n.startswith(pattern + '.') for n in names):
-                raise ValueError(f'unfreeze entry {pattern!r} matches no parameter of '
-                                 f'{type(self).__name__}')
-        for name, param in self.named_parameters():
-            param.requires_grad_(self.is_trainable_name(name))
-
-    def init_weights(self):
-        super().init_weights()
-        # The ViT's default init (or a checkpoint) must not touch DyT's own
-        # parts: zero-initialised up-projections keep the model unchanged at step 0.
-        for block in self.dyt_blocks():
-            block.reset_dyt_parts()
 
     @contextmanager
     def complete_mode(self):

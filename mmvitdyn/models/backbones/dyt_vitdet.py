@@ -4,10 +4,12 @@ from typing import Sequence, Tuple, Union
 
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
-from torch import nn
 
 from ..layers import RelPosAttention
 from .dyt_vit import DyTViT
+
+# The relative-position tables of every block's attention (new to a classification checkpoint).
+REL_POS_TABLES = ('rel_pos_h', 'rel_pos_w')
 
 
 def _is_square(n: int) -> bool:
@@ -47,6 +49,7 @@ class DyTViTDet(DyTViT):
         arch (str | dict): See :class:`ViT`. Defaults to 'base'.
         img_size (int): Pre-training input size the position embedding is
             made for. Defaults to 224.
+        patch_size (int): Patch side. Defaults to 16.
         window_size (int): Window side in tokens of the windowed blocks.
             Defaults to 14.
         global_indices (Sequence[int]): Blocks with global attention
@@ -61,8 +64,8 @@ class DyTViTDet(DyTViT):
             ``norm1``, attended to) or 'masked' (padded keys masked out).
             Defaults to 'zero'.
         train_rel_pos (bool): With ``freeze_pretrained``, train the
-            relative-position tables too (a plain ViT checkpoint has none).
-            Defaults to True.
+            relative-position tables too (a plain ViT checkpoint has none):
+            they are added to ``unfreeze``. Defaults to True.
         out_indices (int | Sequence[int]): Blocks whose maps are returned.
             Defaults to -1.
         out_type (str): 'featmap' (B, C, h, w), 'raw' (B, h * w, C) or
@@ -77,6 +80,7 @@ class DyTViTDet(DyTViT):
     def __init__(self,
                  arch: Union[str, dict] = 'base',
                  img_size: int = 224,
+                 patch_size: int = 16,
                  window_size: int = 14,
                  global_indices: Sequence[int] = (2, 5, 8, 11),
                  use_rel_pos: bool = True,
@@ -86,47 +90,53 @@ class DyTViTDet(DyTViT):
                  out_indices: Union[int, Sequence[int]] = -1,
                  out_type: str = 'featmap',
                  final_norm: bool = False,
+                 unfreeze: Sequence[str] = (),
+                 layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
-        num_layers = self._parse_arch(arch)['num_layers']
+        arch = self._parse_arch(arch)
+        num_layers = arch['num_layers']
         bad = [i for i in global_indices if not -num_layers <= i < num_layers]
         if bad:
             raise ValueError(f'global_indices entries {bad} are out of range for {num_layers} '
                              f'layers (allowed: {-num_layers}..{num_layers - 1})')
         if window_size < 0:
             raise ValueError(f'window_size must be >= 0 (0: every block global), got {window_size}')
+        global_indices = tuple(sorted({i % num_layers for i in global_indices}))
+        entries = []
+        for index in range(num_layers):
+            window = 0 if index in global_indices else window_size
+            rel_pos_size = (window or input_size // patch_size) \
+                if use_rel_pos else None
+            entries.append(
+                dict(
+                    attn_layer=partial(
+                        RelPosAttention,
+                        window_size=window,
+                        rel_pos_size=rel_pos_size,
+                        window_padding=window_padding)))
+        unfreeze = self.check_unfreeze(unfreeze)
+        if use_rel_pos and train_rel_pos:
+            unfreeze = (*unfreeze, *(f'blocks.{i}.attn.{table}' for i in range(num_layers)
+                                     for table in REL_POS_TABLES))
+        super().__init__(
+            arch=arch,
+            img_size=img_size,
+            patch_size=patch_size,
+            out_indices=out_indices,
+            out_type=out_type,
+            final_norm=final_norm,
+            unfreeze=unfreeze,
+            layer_cfgs=self.merge_layer_cfgs(layer_cfgs, entries, 'DyTViTDet (attention)'),
+            **kwargs)
         self.window_size = window_size
-        self.global_indices = tuple(sorted({i % num_layers for i in global_indices}))
+        self.global_indices = global_indices
         self.use_rel_pos = use_rel_pos
         self.input_size = input_size
         self.window_padding = window_padding
         self.train_rel_pos = train_rel_pos
-        super().__init__(
-            arch=arch,
-            img_size=img_size,
-            out_indices=out_indices,
-            out_type=out_type,
-            final_norm=final_norm,
-            **kwargs)
-
-    def build_block(self, index: int, **kwargs) -> nn.Module:
-        window = 0 if index in self.global_indices else self.window_size
-        rel_pos_size = None
-        if self.use_rel_pos:
-            rel_pos_size = window or self.input_size // self.patch_size
-        attn_layer = partial(
-            RelPosAttention,
-            window_size=window,
-            rel_pos_size=rel_pos_size,
-            window_padding=self.window_padding)
-        return super().build_block(index, attn_layer=attn_layer, **kwargs)
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
         return dict(grid=grid)
-
-    def is_trainable_name(self, name: str) -> bool:
-        if self.train_rel_pos and name.rsplit('.', 1)[-1] in ('rel_pos_h', 'rel_pos_w'):
-            return True
-        return super().is_trainable_name(name)
 
     def _resize_pos_embed_on_load(self, state_dict, prefix, *args, **kwargs):
         """Drop a classification checkpoint's class-token slot, then resize the grid."""
@@ -139,5 +149,11 @@ class DyTViTDet(DyTViT):
                 state_dict[key] = state_dict[key][:, 1:]
         super()._resize_pos_embed_on_load(state_dict, prefix, *args, **kwargs)
 
+    def is_new_param(self, name: str) -> bool:
+        return name.rsplit('.', 1)[-1] in REL_POS_TABLES or super().is_new_param(name)
+
     def no_weight_decay(self) -> set:
-        return {'pos_embed', 'rel_pos_h', 'rel_pos_w'}
+        return {'pos_embed'} | {
+            name
+            for name, _ in self.named_parameters() if name.rsplit('.', 1)[-1] in REL_POS_TABLES
+        }

@@ -1,5 +1,6 @@
 """Plain Vision Transformer: the foundation DyT and Cluster-Learngene build on."""
-from typing import Dict, Optional, Sequence, Tuple, Union
+import re
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmcv.cnn import build_norm_layer
@@ -10,7 +11,7 @@ from mmengine.registry import MODELS
 from torch import nn
 
 from ..layers import Block, PatchEmbed, resize_pos_embed
-from ..utils import load_pretrained
+from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
 
 ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
 
@@ -75,6 +76,16 @@ class ViT(BaseModule):
         interpolate_antialias (bool): Anti-aliased position-embedding
             interpolation, as timm resamples (``dynamic_img_size``).
             Defaults to False.
+        block_fn (callable): Builds every block from keyword arguments (those
+            of :class:`Block` and what ``layer_cfgs`` adds). Defaults to
+            :class:`Block`.
+        layer_cfgs (dict | Sequence[dict]): Per-block keyword arguments that
+            update the defaults the ViT derives from its own arguments
+            (``dim``, ``num_heads``, ``head_dim``, ``mlp_hidden_dim``,
+            ``qkv_bias``, ``drop``, ``drop_path``, ``norm_cfg``,
+            ``layer_scale_init``, ``act_cfg``), e.g. ``attn_layer``,
+            ``mlp_layer`` or ``num_heads``; one dict for every block or one
+            per block. Defaults to ``dict()``.
         init_cfg (dict | list, optional): Initialisation config; use
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
@@ -114,6 +125,8 @@ class ViT(BaseModule):
                  pre_norm: bool = False,
                  act_cfg: dict = dict(type='GELU'),
                  interpolate_antialias: bool = False,
+                 block_fn: Callable[..., nn.Module] = Block,
+                 layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  init_cfg: Union[dict, list] = [
                      dict(type='TruncNormal', layer=['Linear', 'Conv2d'], std=.02, bias=0.),
                      dict(type='Constant', layer='LayerNorm', val=1., bias=0.)
@@ -135,16 +148,7 @@ class ViT(BaseModule):
         self.interpolate_antialias = interpolate_antialias
         self.patch_size = patch_size
         self.patch_resolution = (img_size // patch_size, img_size // patch_size)
-        # The class attribute is the class-token count (0: none, as ViTDet);
-        # the instance's adds the distillation and register tokens.
-        if not self.num_extra_tokens and (dist_token or num_reg_tokens):
-            raise ValueError(f'{type(self).__name__} has no class token: dist_token='
-                             f'{dist_token} and num_reg_tokens={num_reg_tokens} must be '
-                             'False and 0')
-        if not isinstance(num_reg_tokens, int) or num_reg_tokens < 0:
-            raise ValueError(f'num_reg_tokens={num_reg_tokens!r} must be an int >= 0')
-        self.num_extra_tokens = self.num_extra_tokens + int(dist_token) + num_reg_tokens
-        # Extra tokens with a position embedding: the class and distillation tokens.
+        self.num_extra_tokens = self.prefix_token_count(dist_token, num_reg_tokens)
         self.num_pos_extra_tokens = self.num_extra_tokens - num_reg_tokens
 
         self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims, bias=not pre_norm)
@@ -162,28 +166,62 @@ class ViT(BaseModule):
             else nn.Identity()
         self._register_load_state_dict_pre_hook(self._resize_pos_embed_on_load)
 
+        block_defaults = dict(
+            dim=self.embed_dims,
+            num_heads=self.arch_settings['num_heads'],
+            head_dim=self.arch_settings.get('head_dim'),
+            mlp_hidden_dim=self.arch_settings['feedforward_channels'],
+            qkv_bias=qkv_bias,
+            drop=drop_rate,
+            norm_cfg=norm_cfg,
+            layer_scale_init=layer_scale_init_value,
+            act_cfg=act_cfg)
         drop_path_rates = torch.linspace(0, drop_path_rate, self.num_layers).tolist()
-        self.blocks = nn.ModuleList([
-            self.build_block(
-                i,
-                dim=self.embed_dims,
-                num_heads=self.arch_settings['num_heads'],
-                head_dim=self.arch_settings.get('head_dim'),
-                mlp_hidden_dim=self.arch_settings['feedforward_channels'],
-                qkv_bias=qkv_bias,
-                drop=drop_rate,
-                drop_path=drop_path_rates[i],
-                norm_cfg=norm_cfg,
-                layer_scale_init=layer_scale_init_value,
-                act_cfg=act_cfg) for i in range(self.num_layers)
-        ])
+        layer_cfgs = self.merge_layer_cfgs(layer_cfgs, [{}] * self.num_layers, type(self).__name__)
+        self.blocks = nn.ModuleList(
+            block_fn(**{
+                **block_defaults, 'drop_path': drop_path_rates[i],
+                **layer_cfgs[i]
+            }) for i in range(self.num_layers))
         self.norm = build_norm_layer(norm_cfg, self.embed_dims)[1] if final_norm else nn.Identity()
         self.pyramid = MODELS.build(dict(in_channels=self.embed_dims, **pyramid)) \
             if pyramid is not None else None
 
-    def build_block(self, index: int, **kwargs) -> nn.Module:
-        """Block ``index`` of the encoder; subclasses return their own block."""
-        return Block(**kwargs)
+    @classmethod
+    def prefix_token_count(cls, dist_token: bool = False, num_reg_tokens: int = 0) -> int:
+        """Tokens before the patches: the class token (the class attribute
+        ``num_extra_tokens``, 0 for a backbone without one, as ViTDet), the
+        distillation token and the registers."""
+        if not cls.num_extra_tokens and (dist_token or num_reg_tokens):
+            raise ValueError(f'{cls.__name__} has no class token: dist_token={dist_token} and '
+                             f'num_reg_tokens={num_reg_tokens} must be False and 0')
+        if not isinstance(num_reg_tokens, int) or num_reg_tokens < 0:
+            raise ValueError(f'num_reg_tokens={num_reg_tokens!r} must be an int >= 0')
+        return cls.num_extra_tokens + int(dist_token) + num_reg_tokens
+
+    @staticmethod
+    def merge_layer_cfgs(layer_cfgs: Union[dict, Sequence[dict]], entries: Sequence[dict],
+                         owner: str) -> List[dict]:
+        """Per-block keyword arguments: ``layer_cfgs`` (one dict for every
+        block, or one per block) with ``entries`` (one dict per block, set by
+        ``owner``) added.
+
+        Raises:
+            ValueError: ``layer_cfgs`` is not one dict per block, or sets a key
+                that ``owner`` sets (named).
+        """
+        if isinstance(layer_cfgs, dict):
+            layer_cfgs = [layer_cfgs] * len(entries)
+        if len(layer_cfgs) != len(entries) or not all(isinstance(c, dict) for c in layer_cfgs):
+            raise ValueError(f'layer_cfgs must be a dict or {len(entries)} dicts (one per '
+                             f'block), got {layer_cfgs!r}')
+        merged = []
+        for index, (cfg, entry) in enumerate(zip(layer_cfgs, entries)):
+            clash = set(cfg) & set(entry)
+            if clash:
+                raise ValueError(f'layer_cfgs[{index}] sets {sorted(clash)}, which {owner} sets')
+            merged.append({**cfg, **entry})
+        return merged
 
     @classmethod
     def _parse_arch(cls, arch: Union[str, dict]) -> dict:
@@ -215,7 +253,7 @@ class ViT(BaseModule):
         prefix=...)`` load a checkpoint of any supported format (timm, JAX
         ``.npz``, mmpretrain, official DyT, mmvitdyn): shape mismatches raise,
         missing and ignored keys are logged (see ``load_pretrained``)."""
-        if isinstance(self.init_cfg, dict) and self.init_cfg.get('type') == 'Pretrained':
+        if loads_checkpoint(self.init_cfg):
             if not self.init_cfg.get('checkpoint'):
                 raise ValueError(f'init_cfg={self.init_cfg} of type Pretrained needs a checkpoint '
                                  '(a path or URL)')
@@ -281,8 +319,8 @@ class ViT(BaseModule):
         x, grid = self.embed(x)
         block_kwargs = self.block_kwargs(grid)
         outs = []
-        for i, block in enumerate(self.blocks):
-            x = block(x, **block_kwargs)
+        for i in range(self.num_layers):
+            x = self.forward_block(i, x, block_kwargs)
             if i == self.num_layers - 1:
                 x = self.norm(x)
             if i in self.out_indices:
@@ -290,14 +328,31 @@ class ViT(BaseModule):
         return tuple(outs) if self.pyramid is None else self.pyramid(tuple(outs))
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
-        """Keyword arguments of every block's forward besides the tokens (none here;
-        subclasses whose attention needs the patch grid pass it)."""
+        """Keyword arguments of the blocks' forward besides the tokens, made
+        afresh for each forward (none here; subclasses whose attention needs the
+        patch grid pass it)."""
         return {}
+
+    def forward_block(self, index: int, x: torch.Tensor, block_kwargs: dict) -> torch.Tensor:
+        """Block ``index`` on tokens (B, N, C) -> (B, N', C): the step of the
+        forward's loop, where subclasses act between blocks (e.g. prune tokens
+        before a block). ``block_kwargs`` is this forward's :meth:`block_kwargs`."""
+        return self.blocks[index](x, **block_kwargs)
+
+    def group_matcher(self) -> Dict[str, str]:
+        """Regexes of the parameter groups: ``stem`` (everything before the
+        blocks) and ``blocks`` (the block index captured)."""
+        return dict(VIT_PARAM_GROUPS)
+
+    def is_stem_param(self, name: str) -> bool:
+        """Whether parameter ``name`` lies before the blocks (embeddings, prefix
+        tokens, pre-norm)."""
+        return re.match(self.group_matcher()['stem'], name) is not None
 
     def get_layer_depth(self, param_name: str, prefix: str = '') -> Tuple[int, int]:
         """Layer depth of a parameter for layer-wise learning-rate decay.
 
-        Embeddings are depth 0, block i is depth i + 1, everything after the
+        The stem is depth 0, block i is depth i + 1, everything after the
         blocks (final norm, heads) is the last depth.
 
         Returns:
@@ -307,12 +362,19 @@ class ViT(BaseModule):
         if not param_name.startswith(prefix):
             return num_depths - 1, num_depths
         name = param_name[len(prefix):]
-        if name in self.no_weight_decay() or name.startswith(('patch_embed', 'norm_pre')):
+        if self.is_stem_param(name):
             return 0, num_depths
-        if name.startswith('blocks.'):
-            return int(name.split('.')[1]) + 1, num_depths
+        block = re.match(self.group_matcher()['blocks'], name)
+        if block is not None:
+            return int(block.group(1)) + 1, num_depths
         return num_depths - 1, num_depths
 
+    def is_new_param(self, name: str) -> bool:
+        """Whether parameter (or state-dict key) ``name`` lies in a part this model
+        creates on purpose and a pretrained ViT lacks (here the ``pyramid``): a
+        checkpoint without it is no gap to warn about."""
+        return name.startswith('pyramid.')
+
     def no_weight_decay(self) -> set:
-        """Parameter names an optimiser should not decay."""
+        """Names of the parameters an optimiser should not decay."""
         return {'pos_embed', 'cls_token', 'dist_token', 'reg_token'}

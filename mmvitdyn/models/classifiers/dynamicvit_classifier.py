@@ -7,7 +7,7 @@ from mmengine.registry import MODELS
 from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
 
-from ..token_reduction import DynamicViT
+from ..backbones import DynamicViT
 
 # How the final patch tokens are distilled: MSE (the official DeiT runs) or KL.
 TOKEN_DISTILL = ('mse', 'kl')

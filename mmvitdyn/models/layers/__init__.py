@@ -1,25 +1,31 @@
 from .adapter import Adapter, MoEAdapter
+from .adapter_block import AdapterBlock, build_adapter
 from .attention import Attention
 from .block import Block
-from .dyt_block import DISPATCH_PARTS, DYT_PARTS, DyTBlock, build_adapter, is_dyt_param
-from .ffn_expansion import FFN_PARAMS, ExpandedMlp, FFNExpansion
-from .head_sharing import SharedHeads, heads_are_shared, share_heads, unshare_heads
+from .dispatch_ops import masked_softmax_attention
+from .dyt_block import DISPATCH_PARTS, DYT_PARTS, GATED_SUBLAYERS, DyTBlock, is_dyt_param
+from .ffn_expansion import FFN_PARAMS, ExpandedMlp, FFNExpansion, expanded_mlp
+from .head_sharing import (SharedHeads, attention_with_shared_heads, heads_are_shared, share_heads,
+                           unshare_heads)
 from .layer_norm_2d import LayerNorm2d
 from .layer_scale import LayerScale
 from .mlp import Mlp
 from .patch_embed import PatchEmbed
+from .policy_attention import PolicyAttention
 from .pos_embed import resize_pos_embed
 from .quick_gelu import QuickGELU
 from .rel_pos_attention import RelPosAttention
 from .token_dispatcher import TokenDispatcher
+from .token_predictor import TokenPredictor
 from .window_ops import (decomposed_rel_pos_bias, get_rel_pos, resize_rel_pos, window_partition,
                          window_token_mask, window_unpartition)
 
 __all__ = [
-    'Adapter', 'Attention', 'Block', 'DISPATCH_PARTS', 'DYT_PARTS', 'DyTBlock', 'ExpandedMlp',
-    'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed', 'SharedHeads',
-    'TokenDispatcher', 'build_adapter', 'heads_are_shared', 'is_dyt_param', 'resize_pos_embed',
-    'share_heads', 'unshare_heads', 'LayerNorm2d', 'LayerScale', 'QuickGELU', 'RelPosAttention',
-    'decomposed_rel_pos_bias', 'get_rel_pos', 'resize_rel_pos', 'window_partition',
-    'window_token_mask', 'window_unpartition'
+    'Adapter', 'AdapterBlock', 'Attention', 'Block', 'DISPATCH_PARTS', 'DYT_PARTS', 'DyTBlock',
+    'GATED_SUBLAYERS', 'ExpandedMlp', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter',
+    'PatchEmbed', 'PolicyAttention', 'SharedHeads', 'TokenDispatcher', 'TokenPredictor',
+    'attention_with_shared_heads', 'build_adapter', 'expanded_mlp', 'heads_are_shared',
+    'is_dyt_param', 'masked_softmax_attention', 'resize_pos_embed', 'share_heads', 'unshare_heads',
+    'LayerNorm2d', 'LayerScale', 'QuickGELU', 'RelPosAttention', 'decomposed_rel_pos_bias',
+    'get_rel_pos', 'resize_rel_pos', 'window_partition', 'window_token_mask', 'window_unpartition'
 ]

@@ -48,6 +48,10 @@ class Attention(nn.Module):
         qkv = self.qkv(x).reshape(b, n, 3, self.num_heads, self.head_dim)
         return qkv.permute(2, 0, 3, 1, 4)
 
+    def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Attention logits ``q k^T / sqrt(D)``: q (B, H, N, D), k (B, H, M, D) -> (B, H, N, M)."""
+        return (q @ k.transpose(-2, -1)) * self.head_dim**-0.5
+
     def forward_with_qk(
         self,
         x: torch.Tensor,

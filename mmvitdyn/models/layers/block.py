@@ -27,6 +27,8 @@ class Block(nn.Module):
         attn_layer (callable): Builds the attention from ``(dim, num_heads,
             head_dim, qkv_bias, attn_drop, proj_drop)``; e.g. a ``partial`` of
             :class:`RelPosAttention`. Defaults to :class:`Attention`.
+        mlp_layer (callable): Builds the MLP from ``(dim, mlp_hidden_dim,
+            drop, act_cfg)``. Defaults to :class:`Mlp`.
         layer_scale_init (float, optional): Initial value of the LayerScale
             ``ls1`` / ``ls2`` on both residual branches (DINOv2, CaiT); None for
             none. Defaults to None.
@@ -44,13 +46,14 @@ class Block(nn.Module):
                  drop_path: float = 0.,
                  norm_cfg: dict = dict(type='LN', eps=1e-6),
                  attn_layer: Callable[..., nn.Module] = Attention,
+                 mlp_layer: Callable[..., nn.Module] = Mlp,
                  layer_scale_init: Optional[float] = None,
                  act_cfg: dict = dict(type='GELU')):
         super().__init__()
         self.norm1 = build_norm_layer(norm_cfg, dim)[1]
         self.attn = attn_layer(dim, num_heads, head_dim, qkv_bias, attn_drop, drop)
         self.norm2 = build_norm_layer(norm_cfg, dim)[1]
-        self.mlp = Mlp(dim, mlp_hidden_dim, drop, act_cfg)
+        self.mlp = mlp_layer(dim, mlp_hidden_dim, drop, act_cfg)
         self.drop_path = DropPath(drop_path) if drop_path > 0 else nn.Identity()
         scale = nn.Identity if layer_scale_init is None else (
             lambda: LayerScale(dim, layer_scale_init))

@@ -45,12 +45,46 @@ def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
     return out.index_copy_(0, index, rows).view(b, n, -1)
 
 
-def masked_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Attention among active tokens, differentiable in ``mask``.
+def masked_softmax_attention(attn: Attention,
+                             x: torch.Tensor,
+                             key_mask: torch.Tensor,
+                             keep_self: bool = False) -> torch.Tensor:
+    """Attention in which each query weighs key j by its mask, differentiably.
 
-    Inactive tokens serve as neither key/value (their softmax weight is
-    multiplied by the mask before normalising) nor query (their output is
-    multiplied by the mask).
+    The weights are ``w_ij = m_ij exp(s_ij) / sum_l m_il exp(s_il)`` with
+    ``m_ij = key_mask_j``, and with ``keep_self`` ``m_ii = 1`` (every token
+    still attends to itself, DynamicViT's policy attention). The exponent
+    is stabilised by the peak over all keys, detached, so the gradient in
+    ``key_mask`` is exact also for a masked key scoring above every unmasked one.
+
+    Args:
+        attn (Attention): The attention module.
+        x (Tensor): Normalised tokens (B, N, C).
+        key_mask (Tensor): (B, N) 0/1 mask (may carry straight-through gradients).
+        keep_self (bool): Every token attends to itself. Defaults to False.
+
+    Returns:
+        Tensor: (B, N, C), every query's output (masked queries included).
+    """
+    b, n, _ = x.shape
+    q, k, v = attn.qkv_heads(x).unbind(0)
+    scores = attn.scores(q, k)
+    allowed = key_mask[:, None, None, :]
+    if keep_self:
+        eye = torch.eye(n, dtype=key_mask.dtype, device=key_mask.device)
+        allowed = allowed * (1 - eye) + eye
+    peak = scores.amax(-1, keepdim=True).detach()
+    weights = torch.exp(scores - peak) * allowed
+    weights = weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+    weights = F.dropout(weights, attn.attn_drop, attn.training)
+    out = (weights @ v).transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)
+    return attn.proj_drop(attn.proj(out))
+
+
+def masked_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Attention among active tokens, differentiable in ``mask``: inactive
+    tokens serve as neither key/value (:func:`masked_softmax_attention`) nor
+    query (their output is multiplied by the mask).
 
     Args:
         attn (Attention): The attention module.
@@ -60,17 +94,7 @@ def masked_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> to
     Returns:
         Tensor: (B, N, C).
     """
-    b, n, _ = x.shape
-    q, k, v = attn.qkv_heads(x).unbind(0)
-    scores = (q @ k.transpose(-2, -1)) * attn.head_dim**-0.5
-    key_mask = mask[:, None, None, :]
-    # Stabilise with the maximum over active keys; inactive keys get weight 0.
-    peak = scores.masked_fill(key_mask == 0, float('-inf')).amax(-1, keepdim=True).detach()
-    weights = torch.exp((scores - peak).clamp(max=0)) * key_mask
-    weights = weights / weights.sum(-1, keepdim=True)
-    weights = F.dropout(weights, attn.attn_drop, attn.training)
-    out = (weights @ v).transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)
-    return attn.proj_drop(attn.proj(out)) * mask.unsqueeze(-1)
+    return masked_softmax_attention(attn, x, mask) * mask.unsqueeze(-1)
 
 
 def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

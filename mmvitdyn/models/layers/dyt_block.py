@@ -1,22 +1,23 @@
 """Transformer block with DyT adapter and token dispatch."""
-from typing import Dict, Optional, Union
+from typing import Dict, Optional
 
 import torch
 from torch import nn
 
-from .adapter import Adapter, MoEAdapter
+from .adapter_block import AdapterBlock
 from .attention import Attention
-from .block import Block
 from .dispatch_ops import masked_attention, masked_rows, packed_attention, packed_rows
 from .token_dispatcher import TokenDispatcher
 
-# Which block parts each dispatch variant gates (paper Sec. 3.3).
+# The token dispatchers of each dispatch variant (paper Sec. 3.3), by the part they gate.
 DISPATCH_PARTS = {
     'mlp': ('mlp', ),
     'attn': ('attn', ),
     'attn_mlp': ('attn', 'mlp'),
     'layer': ('layer', ),
 }
+# The sub-layers of a block each dispatcher's mask gates (layer dispatch: both with one mask).
+GATED_SUBLAYERS = {'mlp': ('mlp', ), 'attn': ('attn', ), 'layer': ('attn', 'mlp')}
 # What DyT adds to a pretrained ViT block: the DyTBlock attributes holding its
 # adapter and its token dispatchers. These parts DyT initialises itself and
 # trains while the ViT is frozen, and a plain ViT checkpoint lacks them.
@@ -29,19 +30,7 @@ def is_dyt_param(name: str) -> bool:
     return any(part in DYT_PARTS for part in name.split('.')[:-1])
 
 
-def build_adapter(dim: int,
-                  bottleneck: int,
-                  scale: Union[float, str] = 0.1,
-                  dropout: float = 0.1,
-                  num_experts: int = 1,
-                  layer_norm: Optional[str] = None) -> nn.Module:
-    """An :class:`Adapter`, or a :class:`MoEAdapter` when ``num_experts > 1``."""
-    if num_experts > 1:
-        return MoEAdapter(dim, bottleneck, num_experts, scale, dropout, layer_norm)
-    return Adapter(dim, bottleneck, scale, dropout, layer_norm)
-
-
-class DyTBlock(Block):
+class DyTBlock(AdapterBlock):
     """``X' = Block(TD(X)) + Adapter(X)``: a block whose tokens may skip parts.
 
     With MLP dispatch (the default)::
@@ -57,11 +46,10 @@ class DyTBlock(Block):
     Args:
         dispatch (str, optional): 'mlp', 'attn', 'attn_mlp', 'layer', or None
             (no dispatch: every token through every part).
-        adapter_cfg (dict, optional): Arguments of :func:`build_adapter`
-            except ``dim``; None for no adapter.
         dispatcher_cfg (dict): Arguments of :class:`TokenDispatcher` except ``dim``.
         num_extra_tokens (int): Leading tokens that are never dispatched.
-        **kwargs: Arguments of :class:`Block`.
+        **kwargs: Arguments of :class:`AdapterBlock` (``adapter_cfg``) and
+            :class:`Block`.
 
     Attributes:
         complete (bool): When True every token runs every part (the complete
@@ -73,7 +61,6 @@ class DyTBlock(Block):
 
     def __init__(self,
                  dispatch: Optional[str] = 'mlp',
-                 adapter_cfg: Optional[dict] = None,
                  dispatcher_cfg: dict = dict(),
                  num_extra_tokens: int = 1,
                  **kwargs):
@@ -82,7 +69,8 @@ class DyTBlock(Block):
             raise ValueError(
                 f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
         dim = kwargs['dim']
-        gates_attention = {'attn', 'layer'} & set(DISPATCH_PARTS.get(dispatch, ()))
+        gates_attention = any('attn' in GATED_SUBLAYERS[part]
+                              for part in DISPATCH_PARTS.get(dispatch, ()))
         if gates_attention and type(self.attn) is not Attention:
             raise ValueError(
                 f'dispatch={dispatch!r} gates the attention, which then runs plain global '
@@ -93,17 +81,14 @@ class DyTBlock(Block):
             part: TokenDispatcher(dim, **dispatcher_cfg)
             for part in DISPATCH_PARTS.get(dispatch, ())
         })
-        self.adapter = build_adapter(dim, **adapter_cfg) if adapter_cfg is not None else None
         self.num_extra_tokens = num_extra_tokens
         self.complete = False
         self.packed = True
         self.masks: Dict[str, torch.Tensor] = {}
 
-    def reset_dyt_parts(self) -> None:
-        """Initialise the adapter (up-projection zero: the block starts as its
-        ViT block) and the dispatchers afresh."""
-        if self.adapter is not None:
-            self.adapter.reset_parameters()
+    def reset_tuning_parts(self) -> None:
+        """Initialise the adapter and the dispatchers afresh."""
+        super().reset_tuning_parts()
         for dispatcher in self.dispatchers.values():
             dispatcher.reset_parameters()
 

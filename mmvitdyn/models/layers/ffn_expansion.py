@@ -144,3 +144,26 @@ class ExpandedMlp(nn.Module):
 
     def extra_repr(self) -> str:
         return f'position={self.position}, of {self.source.num_layers}'
+
+
+def expanded_mlp(expansion: FFNExpansion,
+                 position: int,
+                 dim: int,
+                 hidden_dim: int,
+                 drop: float = 0.,
+                 act_cfg: dict = dict(type='GELU')) -> ExpandedMlp:
+    """Layer ``position`` of ``expansion``'s group, from a block's MLP arguments
+    (``mlp_layer=functools.partial(expanded_mlp, expansion, position)``); the
+    first layer owns the expansion.
+
+    Raises:
+        ValueError: The widths are not the expansion's, or the activation is
+            not GELU (the one :class:`ExpandedMlp` computes).
+    """
+    shape = tuple(expansion.fc1_weight.shape)
+    if shape != (hidden_dim, dim):
+        raise ValueError(f'the shared FFN is {shape[1]} -> {shape[0]} wide; the block asks for '
+                         f'{dim} -> {hidden_dim}')
+    if act_cfg != dict(type='GELU'):
+        raise ValueError(f'act_cfg={act_cfg}: a shared (expanded) FFN computes GELU only')
+    return ExpandedMlp(expansion, position, drop, owner=position == 0)

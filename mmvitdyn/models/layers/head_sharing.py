@@ -11,11 +11,13 @@ parameter. Stored as ``qkv.parametrizations.weight.original`` (3, U, D, C),
 ``qkv.parametrizations.bias.original`` (3, U, D) and
 ``proj.parametrizations.weight.original`` (C, U, D).
 """
-from typing import Sequence, Tuple
+from typing import Callable, Sequence, Tuple
 
 import torch
 from torch import nn
 from torch.nn.utils import parametrize
+
+from .attention import Attention
 
 
 class SharedHeads(nn.Module):
@@ -71,6 +73,18 @@ def share_heads(attn: nn.Module, head_index: Sequence[int]) -> None:
     for module, name, view, shape in targets:
         parametrize.register_parametrization(
             module, name, SharedHeads(head_index, view, shape), unsafe=True)
+
+
+def attention_with_shared_heads(head_index: Sequence[int],
+                                *args,
+                                attn_layer: Callable[..., nn.Module] = Attention,
+                                **kwargs) -> nn.Module:
+    """An attention built by ``attn_layer(*args, **kwargs)`` whose heads are tied
+    by ``head_index`` (:func:`share_heads`): a block's ``attn_layer`` with
+    ``functools.partial(attention_with_shared_heads, head_index)``."""
+    attn = attn_layer(*args, **kwargs)
+    share_heads(attn, head_index)
+    return attn
 
 
 def heads_are_shared(attn: nn.Module) -> bool:

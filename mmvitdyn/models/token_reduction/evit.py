@@ -60,7 +60,7 @@ class EViT(TokenReduction):
         if index not in self.locations:
             return attn(x), None
         out, q, k = attn.forward_with_qk(x)
-        logits = (q[:, :, :1] @ k.transpose(-2, -1)) * attn.head_dim**-0.5
+        logits = attn.scores(q[:, :, :1], k)
         cls_attn = logits.softmax(dim=-1).mean(dim=1)[:, 0, state.num_extra_tokens:]
         return out, cls_attn
 

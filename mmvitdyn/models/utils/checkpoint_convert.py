@@ -57,6 +57,13 @@ import torch
 from ..layers import is_dyt_param
 from ..layers.adapter import LEARNABLE_SCALE
 
+# Our ViT's parameter groups by name (``ViT.group_matcher``, as timm's): the
+# stem before the blocks (patch embedding, prefix tokens, position embedding,
+# pre-norm) and the blocks, with the block index captured.
+VIT_PARAM_GROUPS = dict(
+    stem=r'^(patch_embed\.|cls_token$|dist_token$|reg_token$|pos_embed$|norm_pre\.)',
+    blocks=r'^blocks\.(\d+)\.')
+
 StateDict = Dict[str, torch.Tensor]
 
 FORMATS = ('mmvitdyn', 'timm', 'jax', 'mmpretrain', 'dyt', 'dinov2', 'openai_clip')
@@ -438,8 +445,7 @@ def to_classifier(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     tensors (``pre_logits``, ``head_dist``, ...) are dropped. The result loads
     with ``load_from`` into a classifier with a ViT / DyTViT backbone.
     """
-    backbone = re.compile(
-        r'^(patch_embed\.|cls_token$|dist_token$|reg_token$|pos_embed$|norm_pre\.|blocks\.|norm\.)')
+    backbone = re.compile('|'.join([*VIT_PARAM_GROUPS.values(), r'^norm\.']))
     out = {f'backbone.{k}': v for k, v in state_dict.items() if backbone.match(k)}
     for name in ('weight', 'bias'):
         if f'head.{name}' in state_dict:

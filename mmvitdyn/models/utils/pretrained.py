@@ -34,7 +34,8 @@ class LoadReport:
         checkpoint (str): The checkpoint's path or URL.
         format (str): Its detected format (see ``detect_format``).
         loaded (list[str]): Model keys filled from the checkpoint.
-        missing_dyt (list[str]): DyT parts (adapters, dispatchers) the
+        missing_new (list[str]): Parts the model creates on purpose (its
+            ``is_new_param``: adapters, dispatchers, a pyramid ...) that the
             checkpoint does not hold: expected for a plain ViT checkpoint.
         missing (list[str]): Other model keys the checkpoint does not hold.
         unexpected (list[str]): Checkpoint keys the model has no place for
@@ -43,7 +44,7 @@ class LoadReport:
     checkpoint: str
     format: str
     loaded: List[str]
-    missing_dyt: List[str]
+    missing_new: List[str]
     missing: List[str]
     unexpected: List[str]
 
@@ -108,6 +109,11 @@ def shape_mismatches(state_dict: StateDict, model_state: Dict[str, torch.Tensor]
     return lines
 
 
+def loads_checkpoint(init_cfg) -> bool:
+    """Whether a module's ``init_cfg`` loads a checkpoint (``type='Pretrained'``)."""
+    return isinstance(init_cfg, dict) and init_cfg.get('type') == 'Pretrained'
+
+
 def load_pretrained(model: nn.Module,
                     checkpoint: str,
                     prefix: Optional[str] = None,
@@ -118,7 +124,7 @@ def load_pretrained(model: nn.Module,
     keep the keys under ``prefix`` (without it), convert a foreign format
     (see ``detect_format``), refuse shape mismatches, load with
     ``strict=False`` and log through ``MMLogger`` how many tensors were
-    loaded, which DyT parts the checkpoint lacks (expected), which other
+    loaded, which parts the model adds the checkpoint lacks (expected), which other
     model weights it lacks (a warning) and which of its tensors were ignored.
 
     Args:
@@ -161,12 +167,13 @@ def load_pretrained(model: nn.Module,
         raise ValueError(f'checkpoint {checkpoint} does not fit {type(model).__name__}: '
                          f'{len(mismatches)} shape mismatch(es):\n  ' + '\n  '.join(mismatches))
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    is_new = getattr(model, 'is_new_param', is_dyt_param)
     report = LoadReport(
         checkpoint=str(checkpoint),
         format=fmt,
         loaded=[k for k in state_dict if k in model_state],
-        missing_dyt=[k for k in missing if is_dyt_param(k)],
-        missing=[k for k in missing if not is_dyt_param(k)],
+        missing_new=[k for k in missing if is_new(k)],
+        missing=[k for k in missing if not is_new(k)],
         unexpected=list(unexpected))
     log_report(report, type(model).__name__)
     return report
@@ -177,9 +184,9 @@ def log_report(report: LoadReport, model_name: str) -> None:
     logger = MMLogger.get_current_instance()
     logger.info(f'Loaded {len(report.loaded)} tensors into {model_name} from '
                 f'{report.checkpoint} ({report.format} format)')
-    if report.missing_dyt:
-        logger.info(f'DyT parts not in the checkpoint, initialised by {model_name} '
-                    f'({len(report.missing_dyt)}): {group_keys(report.missing_dyt)}')
+    if report.missing_new:
+        logger.info(f'Parts {model_name} adds, not in the checkpoint, initialised by it '
+                    f'({len(report.missing_new)}): {group_keys(report.missing_new)}')
     if report.missing:
         logger.warning(f'Weights of {model_name} missing from the checkpoint, left as initialised '
                        f'({len(report.missing)}): {group_keys(report.missing)}')

@@ -257,7 +257,7 @@ def test_official_dyt_checkpoint_places_adapters_and_dispatchers(tmp_path):
     torch.save(dict(model=official_dyt(src), args=None), tmp_path / 'dyt.pth')
     dst = tiny_dyt()
     report = load_pretrained(dst, str(tmp_path / 'dyt.pth'))
-    assert report.format == 'dyt' and not report.missing and not report.missing_dyt
+    assert report.format == 'dyt' and not report.missing and not report.missing_new
     img = images(2)
     torch.testing.assert_close(dst(img)[0], src(img)[0])
 
@@ -299,7 +299,7 @@ def test_missing_and_ignored_keys_are_reported(tmp_path, log):
     torch.save(state, tmp_path / 'vit.pth')
     report = load_pretrained(tiny_dyt(), str(tmp_path / 'vit.pth'))
     assert report.missing == ['norm.weight', 'norm.bias'] and report.unexpected == ['head.weight']
-    assert set(report.missing_dyt) == dyt_param_names(DEPTH)
+    assert set(report.missing_new) == dyt_param_names(DEPTH)
     warnings = [r.getMessage() for r in log if r.levelno == logging.WARNING]
     infos = [r.getMessage() for r in log if r.levelno == logging.INFO]
     assert any('norm.weight' in m and 'missing' in m for m in warnings)
@@ -359,7 +359,7 @@ def test_loader_and_converters_set_apart_what_dyt_trains(tmp_path, dispatch, par
         assert converted.keys() - vit.keys() == dyt | {'head.weight', 'head.bias'}
     torch.save(vit, tmp_path / 'vit.pth')
     report = load_pretrained(tiny_dyt(dispatch=dispatch), str(tmp_path / 'vit.pth'))
-    assert set(report.missing_dyt) == dyt and not report.missing
+    assert set(report.missing_new) == dyt and not report.missing
 
 
 def test_converter_cli_writes_atomically(tmp_path, capsys):

@@ -12,8 +12,7 @@ from helpers.configs import DYT_CONFIG_DIR, dyt_config
 from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny, tiny_backbone_cfg
 from helpers.tools import run_tool
 from mmvitdyn.analysis.static_flops import flop_analyzer
-from mmvitdyn.models import DynamicViT, TokenPredictor, policy_attention
-from mmvitdyn.models.layers import Attention
+from mmvitdyn.models import DynamicViT, TokenPredictor
 
 DIGITS_CFG = DYT_CONFIG_DIR / 'vit-mini-p4-adaptformer-dynamicvit_1xb32-8e_digits-32px.py'
 ADAPTER = dict(bottleneck=8, scale=1.0, dropout=0.0)
@@ -128,32 +127,6 @@ def test_masked_path_in_eval_equals_packed():
     torch.testing.assert_close(masked, packed, atol=1e-5, rtol=1e-5)
 
 
-def test_policy_attention_hides_dropped_keys_from_all_but_themselves():
-    torch.manual_seed(0)
-    attn = Attention(16, 2)
-    x = torch.randn(2, 6, 16)
-    policy = torch.tensor([[1., 1, 0, 1, 0, 1], [1, 0, 0, 0, 1, 1]], requires_grad=True)
-    out = policy_attention(attn, x, policy)
-    q, k, v = (x @ attn.qkv.weight.T + attn.qkv.bias).view(2, 6, 3, 2, 8).unbind(2)
-    scores = torch.einsum('bqhd,bkhd->bhqk', q, k) * 8**-0.5
-    allowed = (policy.detach()[:, None, None, :] > 0) | torch.eye(6, dtype=torch.bool)
-    w = scores.masked_fill(~allowed, float('-inf')).softmax(-1)
-    ref = torch.einsum('bhqk,bkhd->bqhd', w, v).reshape(2, 6, 16) @ attn.proj.weight.T
-    torch.testing.assert_close(out, ref + attn.proj.bias, atol=1e-6, rtol=1e-5)
-    # The policy's gradient (what the predictors learn from) is that of the masked softmax
-    # written with the policy as a factor, for kept and dropped tokens alike.
-    out.square().sum().backward()
-    grad = policy.grad.clone()
-    policy.grad = None
-    factor = policy[:, None, None, :] * (1 - torch.eye(6)) + torch.eye(6)
-    w = scores.exp() * factor
-    w = w / w.sum(-1, keepdim=True)
-    ref = torch.einsum('bhqk,bkhd->bqhd', w, v).reshape(2, 6, 16) @ attn.proj.weight.T
-    (ref + attn.proj.bias).square().sum().backward()
-    assert bool((grad[policy.detach() == 0] != 0).all())
-    torch.testing.assert_close(grad, policy.grad, atol=1e-5, rtol=1e-4)
-
-
 def test_predictor_uses_the_mean_over_kept_tokens():
     torch.manual_seed(0)
     predictor = TokenPredictor(16)
@@ -261,9 +234,14 @@ def test_gradients_reach_exactly_adapters_predictors_and_head():
             assert param.grad is None, name
 
 
+@pytest.mark.parametrize('kwargs', [dict(dispatch='mlp'), dict(token_reduction=dict(type='ToMe'))])
+def test_dyt_settings_are_not_arguments(kwargs):
+    """DynamicViT is an AdaptFormer ViT, not a DyT one: DyT's settings are unknown arguments."""
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(kwargs))}'"):
+        tiny(DynamicViT, prune_loc=(1, ), **kwargs)
+
+
 @pytest.mark.parametrize('kwargs,message', [
-    (dict(dispatch='mlp'), "dispatch='mlp': DynamicViT prunes tokens"),
-    (dict(token_reduction=dict(type='ToMe', r=2)), 'DynamicViT prunes with its own predictors'),
     (dict(keep_rate=1.0), r'keep_rate=1.0 must lie in \(0, 1\)'),
     (dict(prune_loc=(2, 1)), r'prune_loc=\(2, 1\) must be increasing block indices in 1..2'),
     (dict(prune_loc=(0, )), r'prune_loc=\(0,\) must be'),
@@ -272,7 +250,7 @@ def test_gradients_reach_exactly_adapters_predictors_and_head():
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        tiny(DynamicViT, **kwargs)
+        tiny(DynamicViT, **{'prune_loc': (1, 2), **kwargs})
 
 
 def test_classifier_needs_a_dynamicvit():

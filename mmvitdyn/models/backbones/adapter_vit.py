@@ -1,0 +1,130 @@
+"""AdaptFormer: a frozen ViT with a bottleneck adapter beside every MLP."""
+from typing import Callable, Iterator, Optional, Sequence, Tuple, Union
+
+from mmengine.registry import MODELS
+from torch import nn
+
+from ..layers import AdapterBlock, is_dyt_param
+from ..layers.adapter import ADAPTER_LAYER_NORMS, LEARNABLE_SCALE
+from .vit import ViT
+
+ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm')
+
+
+def check_adapter_cfg(cfg: dict) -> dict:
+    """A copy of ``cfg`` (the arguments of :func:`~mmvitdyn.models.layers.build_adapter`
+    but ``dim``), or a ``ValueError`` naming the bad field and what is allowed."""
+    cfg = dict(cfg)
+    unknown = set(cfg) - set(ADAPTER_KEYS)
+    if unknown:
+        raise ValueError(
+            f'adapter_cfg has unknown keys {sorted(unknown)}; allowed: {sorted(ADAPTER_KEYS)}')
+    if not isinstance(cfg.get('bottleneck'), int) or cfg['bottleneck'] <= 0:
+        raise ValueError('adapter_cfg.bottleneck must be a positive int, '
+                         f"got {cfg.get('bottleneck')!r}")
+    if int(cfg.get('num_experts', 1)) < 1:
+        raise ValueError(f"adapter_cfg.num_experts must be >= 1, got {cfg['num_experts']}")
+    if not 0 <= cfg.get('dropout', 0.1) < 1:
+        raise ValueError(f"adapter_cfg.dropout must lie in [0, 1), got {cfg['dropout']}")
+    scale = cfg.get('scale', 0.1)
+    is_number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
+    if not (is_number or scale == LEARNABLE_SCALE):
+        raise ValueError(f'adapter_cfg.scale={scale!r} must be a number or {LEARNABLE_SCALE!r}')
+    if cfg.get('layer_norm') not in ADAPTER_LAYER_NORMS:
+        raise ValueError(f"adapter_cfg.layer_norm={cfg['layer_norm']!r} is not one of "
+                         f'{ADAPTER_LAYER_NORMS}')
+    return cfg
+
+
+@MODELS.register_module()
+class AdapterViT(ViT):
+    """A ViT tuned by AdaptFormer: frozen pretrained weights, an adapter beside
+    every block's MLP (:class:`~mmvitdyn.models.layers.AdapterBlock`).
+
+    Which parameters train is decided once, at the end of construction:
+    with ``freeze_pretrained`` the adapters (and what tuning adds to the
+    blocks, see :func:`~mmvitdyn.models.layers.is_dyt_param`), the
+    ``pyramid`` and the ``unfreeze`` entries; everything otherwise. Modules a
+    subclass adds after construction are new and train.
+    ``adapter_cfg=None, freeze_pretrained=False`` is full fine-tuning.
+
+    Args:
+        arch (str | dict): See :class:`ViT`. Defaults to 'base'.
+        adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (s, a
+            float, or 'learnable': a parameter (1,) initialised to 1),
+            ``dropout``, ``num_experts`` (> 1 gives the MoE-adapter) and
+            ``layer_norm`` (None; 'in': LayerNorm on the adapter's input;
+            'out': on its scaled output). Defaults to d=64, s=0.1, dropout
+            0.1, one expert, no LayerNorm. None: no adapter.
+        freeze_pretrained (bool): Freeze everything but the parts tuning adds
+            and the ``pyramid``. Defaults to True.
+        unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.
+            'norm', 'blocks.11') that train although frozen otherwise.
+        block_fn (callable): Builds the blocks; takes ``adapter_cfg``.
+            Defaults to :class:`~mmvitdyn.models.layers.AdapterBlock`.
+        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
+        **kwargs: Arguments of :class:`ViT`.
+    """
+
+    def __init__(self,
+                 arch: Union[str, dict] = 'base',
+                 adapter_cfg: Optional[dict] = dict(
+                     bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
+                 freeze_pretrained: bool = True,
+                 unfreeze: Sequence[str] = (),
+                 block_fn: Callable[..., nn.Module] = AdapterBlock,
+                 layer_cfgs: Union[dict, Sequence[dict]] = dict(),
+                 **kwargs):
+        unfreeze = self.check_unfreeze(unfreeze)
+        arch = self._parse_arch(arch)
+        adapter_cfg = check_adapter_cfg(adapter_cfg) if adapter_cfg is not None else None
+        entries = [dict(adapter_cfg=adapter_cfg)] * arch['num_layers']
+        super().__init__(
+            arch=arch,
+            block_fn=block_fn,
+            layer_cfgs=self.merge_layer_cfgs(layer_cfgs, entries, 'AdapterViT (adapter_cfg)'),
+            **kwargs)
+        self.adapter_cfg = adapter_cfg
+        self.freeze_pretrained = freeze_pretrained
+        self.unfreeze = unfreeze
+        if freeze_pretrained:
+            self._freeze()
+
+    @staticmethod
+    def check_unfreeze(unfreeze: Sequence[str]) -> Tuple[str, ...]:
+        """``unfreeze`` as a tuple of names, or a ``ValueError`` for a bare string."""
+        if isinstance(unfreeze, str):
+            raise ValueError(f'unfreeze={unfreeze!r} must be a list of parameter names or '
+                             f'prefixes, e.g. [{unfreeze!r}]')
+        return tuple(unfreeze)
+
+    def tuning_blocks(self) -> Iterator[AdapterBlock]:
+        """The blocks with tuning parts (adapter, dispatchers)."""
+        return (m for m in self.modules() if isinstance(m, AdapterBlock))
+
+    def is_new_param(self, name: str) -> bool:
+        return is_dyt_param(name) or super().is_new_param(name)
+
+    def is_trainable_name(self, name: str) -> bool:
+        """Whether parameter ``name`` trains while the pretrained weights are frozen:
+        the parts tuning adds, the ``pyramid`` (new, not pretrained) and what
+        ``unfreeze`` names."""
+        if is_dyt_param(name) or name.startswith('pyramid.'):
+            return True
+        return any(name == u or name.startswith(u + '.') for u in self.unfreeze)
+
+    def _freeze(self) -> None:
+        names = [name for name, _ in self.named_parameters()]
+        for pattern in self.unfreeze:
+            if not any(n == pattern or n.startswith(pattern + '.') for n in names):
+                raise ValueError(f'unfreeze entry {pattern!r} matches no parameter of '
+                                 f'{type(self).__name__}')
+        for name, param in self.named_parameters():
+            param.requires_grad_(self.is_trainable_name(name))
+
+    def init_weights(self):
+        super().init_weights()
+        # The ViT's default init (or a checkpoint) must not touch the tuning
+        # parts: zero-initialised up-projections keep the model unchanged at step 0.
+        for block in self.tuning_blocks():
+            block.reset_tuning_parts()

@@ -1,0 +1,45 @@
+"""DynamicViT's prediction module."""
+import torch
+import torch.nn.functional as F
+from mmengine.model.weight_init import trunc_normal_
+from torch import nn
+
+
+class TokenPredictor(nn.Module):
+    """DynamicViT's prediction module: keep/drop log-probabilities per token.
+
+    ``h = GELU(Linear(LN(x)))`` is split into a local half ``h[..., :C/2]``
+    and a global half averaged over the kept tokens; ``MLP(C -> C/2 -> C/4 -> 2)``
+    of their concatenation, log-softmaxed, gives (log p_keep, log p_drop).
+
+    Args:
+        dim (int): Token width C.
+    """
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.embed = nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(
+            nn.Linear(dim, dim // 2), nn.GELU(), nn.Linear(dim // 2, dim // 4), nn.GELU(),
+            nn.Linear(dim // 4, 2))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """LayerNorm to identity, linears trunc-normal (std 0.02) with zero bias."""
+        self.norm.reset_parameters()
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                trunc_normal_(module.weight, std=.02)
+                nn.init.zeros_(module.bias)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """Patch tokens (B, N, C), keep mask (B, N) -> log-probabilities (B, N, 2),
+        index 0 = keep."""
+        h = F.gelu(self.embed(self.norm(x)))
+        half = h.shape[-1] // 2
+        local, glob = h[..., :half], h[..., half:]
+        weight = keep.unsqueeze(-1)
+        # A mask sum is 0 or >= 1: the clamp only avoids 0 / 0 when nothing is kept.
+        glob = (glob * weight).sum(1, keepdim=True) / weight.sum(1, keepdim=True).clamp(min=1)
+        return self.mlp(torch.cat([local, glob.expand_as(h[..., half:])], -1)).log_softmax(-1)

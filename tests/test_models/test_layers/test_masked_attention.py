@@ -1,0 +1,76 @@
+"""The masked softmax attention of DyT's attention dispatch and DynamicViT's policy."""
+import torch
+
+from mmvitdyn.models.layers import Attention, PolicyAttention
+from mmvitdyn.models.layers.dispatch_ops import masked_attention, packed_attention
+
+
+def reference(attn, x, factor):
+    """Plain torch: weights m_ij exp(s_ij) / sum_l m_il exp(s_il) with factor m (B, 1|H, N, N)."""
+    b, n, c = x.shape
+    h, d = attn.num_heads, attn.head_dim
+    q, k, v = (x @ attn.qkv.weight.T + attn.qkv.bias).view(b, n, 3, h, d).unbind(2)
+    scores = torch.einsum('bqhd,bkhd->bhqk', q, k) * d**-0.5
+    w = (scores - scores.amax(-1, keepdim=True)).exp() * factor
+    w = w / w.sum(-1, keepdim=True)
+    out = torch.einsum('bhqk,bkhd->bqhd', w, v).reshape(b, n, h * d)
+    return out @ attn.proj.weight.T + attn.proj.bias, scores
+
+
+def test_policy_attention_hides_dropped_keys_from_all_but_themselves():
+    torch.manual_seed(0)
+    attn = PolicyAttention(16, 2)
+    x = torch.randn(2, 6, 16)
+    policy = torch.tensor([[1., 1, 0, 1, 0, 1], [1, 0, 0, 0, 1, 1]], requires_grad=True)
+    out = attn(x, policy=policy)
+    eye = torch.eye(6)
+    allowed = (policy.detach()[:, None, None, :] > 0) | eye.bool()
+    ref, _ = reference(attn, x, allowed.float())
+    torch.testing.assert_close(out, ref, atol=1e-6, rtol=1e-5)
+    # The policy's gradient (what the predictors learn from) is that of the masked softmax
+    # written with the policy as a factor, for kept and dropped tokens alike.
+    out.square().sum().backward()
+    grad = policy.grad.clone()
+    policy.grad = None
+    ref, _ = reference(attn, x, policy[:, None, None, :] * (1 - eye) + eye)
+    ref.square().sum().backward()
+    assert bool((grad[policy.detach() == 0] != 0).all())
+    torch.testing.assert_close(grad, policy.grad, atol=1e-5, rtol=1e-4)
+    assert torch.equal(attn(x), Attention.forward(attn, x))  # no policy: plain attention
+
+
+def test_dispatch_mask_gradient_is_exact_when_a_skipped_key_scores_highest():
+    """DyT's attention dispatch: inactive tokens are neither keys nor queries, and the
+    mask's straight-through gradient is that of the exact masked softmax, also where an
+    inactive key scores above every active one (the case a peak over active keys with
+    exp clamped at 1 gets wrong by exp(s_j - peak))."""
+    torch.manual_seed(0)
+    attn = Attention(16, 2)
+    with torch.no_grad():
+        attn.qkv.weight.mul_(3)  # peaked attention: scores spread over several units
+    x = torch.randn(2, 7, 16)
+    mask = torch.tensor([[1., 1, 0, 1, 0, 0, 1], [1, 0, 0, 1, 1, 0, 1]], requires_grad=True)
+    out = masked_attention(attn, x, mask)
+    out.square().sum().backward()
+    grad = mask.grad.clone()
+    mask.grad = None
+    ref, scores = reference(attn, x, mask[:, None, None, :])
+    (ref * mask[..., None]).square().sum().backward()
+    # The case that matters is there: for some query an inactive key has the top score.
+    top_inactive = (mask.detach()[:, None, None, :] == 0).expand_as(scores).gather(
+        -1, scores.argmax(-1, keepdim=True))
+    assert bool(top_inactive.any())
+    torch.testing.assert_close(out, ref * mask.detach()[..., None], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(grad, mask.grad, atol=1e-4, rtol=1e-4)
+    assert bool((grad[mask.detach() == 0] != 0).all())
+
+
+def test_masked_equals_packed_attention_in_evaluation():
+    torch.manual_seed(0)
+    attn = Attention(16, 2).eval()
+    x = torch.randn(3, 7, 16)
+    mask = (torch.rand(3, 7) > 0.5).float()
+    mask[:, 0] = 1
+    with torch.no_grad():
+        torch.testing.assert_close(
+            masked_attention(attn, x, mask), packed_attention(attn, x, mask), atol=1e-5, rtol=1e-5)
