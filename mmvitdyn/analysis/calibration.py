@@ -42,8 +42,8 @@ def calibrate_gates(model: nn.Module, images: torch.Tensor, rate: float) -> None
         raise ValueError('calibrate_gates needs the model in eval mode (deterministic masks)')
 
     def shift_bias(dispatcher: TokenDispatcher, args):
-        x, num_extra_tokens = (args + (1, ))[:2]
-        logits = dispatcher.gate(x[:, num_extra_tokens:])
+        x, num_prefix_tokens = (args + (1, ))[:2]
+        logits = dispatcher.gate(x[:, num_prefix_tokens:])
         dispatcher.gate.bias -= _threshold(logits, round(rate * logits.numel()))
 
     dispatchers = [m for m in model.modules() if isinstance(m, TokenDispatcher)]

@@ -148,7 +148,7 @@ class DyTFlopCounter:
         if len(masks) != len(self.part_costs):
             raise ValueError(f'got masks of {len(masks)} blocks, the model has '
                              f'{len(self.part_costs)}')
-        extra = self.backbone.num_extra_tokens
+        extra = self.backbone.num_prefix_tokens
         savings = []
         for block_masks, costs in zip(masks, self.part_costs):
             if set(block_masks) != set(costs):

@@ -29,7 +29,7 @@ from ..models.layers.window_msa import window_attention_probs
 
 def patch_distances(grid: Tuple[int, int],
                     patch_size: int,
-                    num_extra_tokens: int = 0,
+                    num_prefix_tokens: int = 0,
                     device=None,
                     dtype=torch.float32) -> torch.Tensor:
     """Pixel distances between the patches of a ``grid`` and all tokens.
@@ -39,17 +39,17 @@ def patch_distances(grid: Tuple[int, int],
     Args:
         grid (tuple[int, int]): Patch grid (h, w).
         patch_size (int): Patch side in pixels.
-        num_extra_tokens (int): Leading non-patch tokens; their columns are
+        num_prefix_tokens (int): Leading non-patch tokens; their columns are
             zero, so they drop out of the sum. Defaults to 0.
 
     Returns:
-        Tensor: (h * w, num_extra_tokens + h * w).
+        Tensor: (h * w, num_prefix_tokens + h * w).
     """
     h, w = grid
     rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')
     pos = torch.stack([rows.flatten(), cols.flatten()], dim=1).to(torch.float64)
     dist = torch.cdist(pos, pos) * patch_size
-    dist = torch.cat([dist.new_zeros(h * w, num_extra_tokens), dist], dim=1)
+    dist = torch.cat([dist.new_zeros(h * w, num_prefix_tokens), dist], dim=1)
     return dist.to(device=device, dtype=dtype)
 
 
@@ -72,18 +72,18 @@ def attention_distance(attn: torch.Tensor, distances: torch.Tensor) -> torch.Ten
 
 
 def patch_attention(attn: Attention, q: torch.Tensor, k: torch.Tensor,
-                    num_extra_tokens: int) -> torch.Tensor:
+                    num_prefix_tokens: int) -> torch.Tensor:
     """Softmax attention of the patch queries over all keys, in float32.
 
     Args:
         attn (Attention): The attention the queries and keys come from.
         q, k (Tensor): (B, H, T, D) queries and keys of all tokens.
-        num_extra_tokens (int): Leading non-patch tokens.
+        num_prefix_tokens (int): Leading non-patch tokens.
 
     Returns:
-        Tensor: (B, H, T - num_extra_tokens, T).
+        Tensor: (B, H, T - num_prefix_tokens, T).
     """
-    return attn.scores(q[:, :, num_extra_tokens:].float(), k.float()).softmax(dim=-1)
+    return attn.scores(q[:, :, num_prefix_tokens:].float(), k.float()).softmax(dim=-1)
 
 
 class AttentionDistanceRecorder:
@@ -98,7 +98,7 @@ class AttentionDistanceRecorder:
         mad = recorder.mean()  # (num_layers, num_heads)
 
     Works on any backbone with a ``patch_embed`` (returning tokens and grid),
-    ``patch_size``, ``num_extra_tokens`` and :class:`Attention` modules (one
+    ``patch_size``, ``num_prefix_tokens`` and :class:`Attention` modules (one
     per layer, in order): mmvitdyn's ViT and its subclasses.
 
     Args:
@@ -122,7 +122,7 @@ class AttentionDistanceRecorder:
             raise ValueError(f'the ancestry must have the same number of heads in every layer, '
                              f'got {sorted(heads)}')
         self.backbone = backbone
-        self.num_extra_tokens = backbone.num_extra_tokens
+        self.num_prefix_tokens = backbone.num_prefix_tokens
         self.patch_size = backbone.patch_size
         self.num_heads = heads.pop()
         self._sums = None  # (num_layers, num_heads), on the device of the forward pass
@@ -134,7 +134,7 @@ class AttentionDistanceRecorder:
         key = (tuple(grid), str(device))
         if key not in self._distances:
             self._distances[key] = patch_distances(
-                grid, self.patch_size, self.num_extra_tokens, device=device)
+                grid, self.patch_size, self.num_prefix_tokens, device=device)
         return self._distances[key]
 
     def _grid_hook(self, module, args, output):
@@ -152,7 +152,7 @@ class AttentionDistanceRecorder:
             b, t, _ = output.shape
             qkv = output.detach().reshape(b, t, 3, attn.num_heads, attn.head_dim)
             q, k = qkv[:, :, 0].transpose(1, 2), qkv[:, :, 1].transpose(1, 2)
-            probs = patch_attention(attn, q, k, self.num_extra_tokens)
+            probs = patch_attention(attn, q, k, self.num_prefix_tokens)
             mad = attention_distance(probs, self._distances_for(self._grid, output.device))
             if self._sums is None:
                 self._sums = mad.new_zeros(

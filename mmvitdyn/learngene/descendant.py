@@ -283,7 +283,7 @@ class LearngeneViT(ViT):
                 value = require(learngene.embeddings, key, 'embeddings')
                 if key == 'pos_embed':
                     value = resize_pos_embed(value, tuple(learngene.ancestry['patch_resolution']),
-                                             self.patch_resolution, self.num_extra_tokens,
+                                             self.patch_resolution, self.num_prefix_tokens,
                                              self.interpolate_mode)
                 owner, _, leaf = key.rpartition('.')
                 put(self.get_submodule(owner), leaf, value, key)

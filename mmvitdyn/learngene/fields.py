@@ -41,7 +41,7 @@ def ancestry_of(backbone: nn.Module) -> dict:
         feedforward_channels=backbone.blocks[0].mlp.fc1.out_features,
         patch_size=backbone.patch_size,
         patch_resolution=list(backbone.patch_resolution),
-        num_extra_tokens=backbone.num_extra_tokens,
+        num_extra_tokens=backbone.num_prefix_tokens,
         qkv_bias=attn.qkv.bias is not None)
 
 

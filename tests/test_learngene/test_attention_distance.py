@@ -48,7 +48,7 @@ def test_matches_brute_force_double_loop():
 
 def test_analytic_values_on_hand_made_attention():
     # 2x2 patches of 16 px plus a class token column.
-    dist = patch_distances((2, 2), 16, num_extra_tokens=1)
+    dist = patch_distances((2, 2), 16, num_prefix_tokens=1)
     assert dist.shape == (4, 5) and dist[:, 0].abs().sum() == 0
     uniform = torch.full((1, 1, 4, 5), 0.25)
     uniform[..., 0] = 0.

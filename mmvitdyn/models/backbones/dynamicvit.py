@@ -126,7 +126,7 @@ class DynamicViT(AdapterViT):
 
     def _decide(self, x: torch.Tensor, keep: torch.Tensor, stage: int, count: int) -> torch.Tensor:
         """Masked path: keep mask (B, N) of stage ``stage`` from tokens (B, 1 + N, C)."""
-        scores = self.predictors[stage](x[:, self.num_extra_tokens:], keep)
+        scores = self.predictors[stage](x[:, self.num_prefix_tokens:], keep)
         if self.training:
             return F.gumbel_softmax(scores, tau=self.gumbel_tau, hard=True)[..., 0] * keep
         keep_score = scores[..., 0].masked_fill(keep == 0, float('-inf'))
@@ -135,7 +135,7 @@ class DynamicViT(AdapterViT):
 
     def _prune(self, x: torch.Tensor, stage: int, count: int) -> torch.Tensor:
         """Packed path: tokens (B, 1 + M, C) -> (B, 1 + count, C), kept in their order."""
-        extra = self.num_extra_tokens
+        extra = self.num_prefix_tokens
         patches = x[:, extra:]
         scores = self.predictors[stage](patches, patches.new_ones(patches.shape[:2]))
         index = scores[..., 0].topk(count, dim=1).indices.sort(dim=1).values
@@ -148,7 +148,7 @@ class DynamicViT(AdapterViT):
         policy stays in ``block_kwargs`` for the blocks after it."""
         if not self.complete and index in self.prune_loc:
             stage = self.prune_loc.index(index)
-            extra = self.num_extra_tokens
+            extra = self.num_prefix_tokens
             count = self.stage_counts[stage]
             if self.packed and not self.training:
                 x = self._prune(x, stage, count)

@@ -92,7 +92,7 @@ class DyTViT(AdapterViT):
             dict(
                 dispatch=dispatch if index >= keep_layers else None,
                 dispatcher_cfg=dispatcher_cfg,
-                num_extra_tokens=num_prefix_tokens) for index in range(num_layers)
+                num_prefix_tokens=num_prefix_tokens) for index in range(num_layers)
         ]
         super().__init__(
             arch=arch,
@@ -117,7 +117,7 @@ class DyTViT(AdapterViT):
                              f"out_type='cls_token' (got {self.out_type!r}) and out_indices=-1 "
                              f'(got {self.out_indices})')
         reduction = MODELS.build(cfg)
-        reduction.check(self.num_layers, self.num_extra_tokens)
+        reduction.check(self.num_layers, self.num_prefix_tokens)
         return reduction
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
@@ -125,7 +125,7 @@ class DyTViT(AdapterViT):
         :attr:`last_reduction`) when there is a token reduction."""
         kwargs = super().block_kwargs(grid)
         if self.token_reduction is not None:
-            self.last_reduction = self.token_reduction.start(self.num_extra_tokens)
+            self.last_reduction = self.token_reduction.start(self.num_prefix_tokens)
             kwargs['reduction'] = self.last_reduction
         return kwargs
 
@@ -152,7 +152,7 @@ class DyTViT(AdapterViT):
 
     def dispatch_masks(self) -> List[Dict[str, torch.Tensor]]:
         """Per block, part name -> patch-token mask (B, N_patches) of the last forward."""
-        extra = self.num_extra_tokens
+        extra = self.num_prefix_tokens
         return [{
             part: m[:, extra:]
             for part, m in block.masks.items()

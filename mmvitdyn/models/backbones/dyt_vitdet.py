@@ -21,7 +21,7 @@ class DyTViTDet(DyTViT):
     """DyT ViT as the plain backbone of ViTDet (Li et al., 2022).
 
     Tokens are the patch tokens only, (B, h * w, C) row-major over the patch
-    grid (no class token: ``num_extra_tokens = 0``). Most blocks attend within
+    grid (no class token: ``class_token = False``). Most blocks attend within
     ``window_size`` windows, the blocks in ``global_indices`` over the whole
     grid, all with a decomposed relative position bias. The absolute position
     embedding keeps the pre-training grid (``img_size / patch_size``) and is
@@ -75,7 +75,7 @@ class DyTViTDet(DyTViT):
         **kwargs: Arguments of :class:`DyTViT` and :class:`ViT`.
     """
     OUT_TYPES = {'raw', 'featmap', 'avg_featmap'}
-    num_extra_tokens = 0
+    class_token = False
 
     def __init__(self,
                  arch: Union[str, dict] = 'base',

@@ -103,7 +103,7 @@ class ViT(BaseModule):
     }
     # yapf: enable
     OUT_TYPES = {'raw', 'cls_token', 'featmap', 'avg_featmap'}
-    num_extra_tokens = 1  # the class token
+    class_token = True  # a class token before the patches (ViTDet's backbone has none)
 
     def __init__(self,
                  arch: Union[str, dict] = 'base',
@@ -148,19 +148,18 @@ class ViT(BaseModule):
         self.interpolate_antialias = interpolate_antialias
         self.patch_size = patch_size
         self.patch_resolution = (img_size // patch_size, img_size // patch_size)
-        self.num_extra_tokens = self.prefix_token_count(dist_token, num_reg_tokens)
-        self.num_pos_extra_tokens = self.num_extra_tokens - num_reg_tokens
+        self.num_prefix_tokens = self.prefix_token_count(dist_token, num_reg_tokens)
+        self.num_pos_prefix_tokens = self.num_prefix_tokens - num_reg_tokens
 
         self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims, bias=not pre_norm)
         num_patches = self.patch_resolution[0] * self.patch_resolution[1]
-        # Backbones without extra tokens (num_extra_tokens = 0) have no class token.
         self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) \
-            if self.num_extra_tokens else None
+            if self.class_token else None
         self.dist_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) if dist_token else None
         self.reg_token = nn.Parameter(torch.zeros(1, num_reg_tokens, self.embed_dims)) \
             if num_reg_tokens else None
         self.pos_embed = nn.Parameter(
-            torch.zeros(1, num_patches + self.num_pos_extra_tokens, self.embed_dims))
+            torch.zeros(1, num_patches + self.num_pos_prefix_tokens, self.embed_dims))
         self.pos_drop = nn.Dropout(drop_rate)
         self.norm_pre = build_norm_layer(norm_cfg, self.embed_dims)[1] if pre_norm \
             else nn.Identity()
@@ -189,15 +188,14 @@ class ViT(BaseModule):
 
     @classmethod
     def prefix_token_count(cls, dist_token: bool = False, num_reg_tokens: int = 0) -> int:
-        """Tokens before the patches: the class token (the class attribute
-        ``num_extra_tokens``, 0 for a backbone without one, as ViTDet), the
-        distillation token and the registers."""
-        if not cls.num_extra_tokens and (dist_token or num_reg_tokens):
+        """Tokens before the patches: the class token (unless the class has
+        ``class_token = False``, as ViTDet), the distillation token and the registers."""
+        if not cls.class_token and (dist_token or num_reg_tokens):
             raise ValueError(f'{cls.__name__} has no class token: dist_token={dist_token} and '
                              f'num_reg_tokens={num_reg_tokens} must be False and 0')
         if not isinstance(num_reg_tokens, int) or num_reg_tokens < 0:
             raise ValueError(f'num_reg_tokens={num_reg_tokens!r} must be an int >= 0')
-        return cls.num_extra_tokens + int(dist_token) + num_reg_tokens
+        return int(cls.class_token) + int(dist_token) + num_reg_tokens
 
     @staticmethod
     def merge_layer_cfgs(layer_cfgs: Union[dict, Sequence[dict]], entries: Sequence[dict],
@@ -275,14 +273,14 @@ class ViT(BaseModule):
         key = prefix + 'pos_embed'
         if key not in state_dict or state_dict[key].shape == self.pos_embed.shape:
             return
-        ckpt_tokens = state_dict[key].shape[1] - self.num_pos_extra_tokens
+        ckpt_tokens = state_dict[key].shape[1] - self.num_pos_prefix_tokens
         side = int(ckpt_tokens**0.5)
         if side * side != ckpt_tokens:
             raise ValueError(f'checkpoint {key} has {ckpt_tokens} patch tokens, not a square grid')
         MMLogger.get_current_instance().info(
             f'Resize {key} from grid {(side, side)} to {self.patch_resolution}')
         state_dict[key] = resize_pos_embed(state_dict[key], (side, side), self.patch_resolution,
-                                           self.num_pos_extra_tokens, self.interpolate_mode,
+                                           self.num_pos_prefix_tokens, self.interpolate_mode,
                                            self.interpolate_antialias)
 
     def embed(self, x: torch.Tensor) -> Tuple[torch.Tensor, Tuple[int, int]]:
@@ -294,10 +292,10 @@ class ViT(BaseModule):
         prefix = [t.expand(b, -1, -1) for t in (self.cls_token, self.dist_token) if t is not None]
         x = torch.cat([*prefix, x], dim=1)
         x = x + resize_pos_embed(self.pos_embed, self.patch_resolution, grid,
-                                 self.num_pos_extra_tokens, self.interpolate_mode,
+                                 self.num_pos_prefix_tokens, self.interpolate_mode,
                                  self.interpolate_antialias)
         if self.reg_token is not None:
-            n = self.num_pos_extra_tokens
+            n = self.num_pos_prefix_tokens
             x = torch.cat([x[:, :n], self.reg_token.expand(b, -1, -1), x[:, n:]], dim=1)
         return self.norm_pre(self.pos_drop(x)), grid
 
@@ -308,7 +306,7 @@ class ViT(BaseModule):
             return x
         if self.out_type == 'cls_token':
             return (x[:, 0], x[:, 1]) if self.dist_token is not None else x[:, 0]
-        patches = x[:, self.num_extra_tokens:]
+        patches = x[:, self.num_prefix_tokens:]
         if self.out_type == 'featmap':
             return patches.transpose(1, 2).reshape(x.shape[0], -1, *grid)
         return patches.mean(dim=1)

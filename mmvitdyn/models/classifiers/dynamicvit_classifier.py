@@ -90,7 +90,7 @@ class DynamicViTClassifier(ImageClassifier):
         self.complete_loss = complete_loss
 
     def _patch_tokens(self) -> torch.Tensor:
-        return self.backbone.last_tokens[:, self.backbone.num_extra_tokens:]
+        return self.backbone.last_tokens[:, self.backbone.num_prefix_tokens:]
 
     def loss(self, inputs: torch.Tensor, data_samples: List[DataSample]) -> dict:
         """Losses of one batch (and the kept fractions per stage, logged)."""

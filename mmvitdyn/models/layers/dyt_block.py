@@ -47,7 +47,7 @@ class DyTBlock(AdapterBlock):
         dispatch (str, optional): 'mlp', 'attn', 'attn_mlp', 'layer', or None
             (no dispatch: every token through every part).
         dispatcher_cfg (dict): Arguments of :class:`TokenDispatcher` except ``dim``.
-        num_extra_tokens (int): Leading tokens that are never dispatched.
+        num_prefix_tokens (int): Leading tokens that are never dispatched.
         **kwargs: Arguments of :class:`AdapterBlock` (``adapter_cfg``) and
             :class:`Block`.
 
@@ -62,7 +62,7 @@ class DyTBlock(AdapterBlock):
     def __init__(self,
                  dispatch: Optional[str] = 'mlp',
                  dispatcher_cfg: dict = dict(),
-                 num_extra_tokens: int = 1,
+                 num_prefix_tokens: int = 1,
                  **kwargs):
         super().__init__(**kwargs)
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
@@ -81,7 +81,7 @@ class DyTBlock(AdapterBlock):
             part: TokenDispatcher(dim, **dispatcher_cfg)
             for part in DISPATCH_PARTS.get(dispatch, ())
         })
-        self.num_extra_tokens = num_extra_tokens
+        self.num_prefix_tokens = num_prefix_tokens
         self.complete = False
         self.packed = True
         self.masks: Dict[str, torch.Tensor] = {}
@@ -95,11 +95,11 @@ class DyTBlock(AdapterBlock):
     def _mask(self, part: str, x: torch.Tensor) -> Optional[torch.Tensor]:
         if self.complete or part not in self.dispatchers:
             return None
-        mask = self.dispatchers[part](x, self.num_extra_tokens)
+        mask = self.dispatchers[part](x, self.num_prefix_tokens)
         self.masks[part] = mask
         return mask
 
-    def _sparse(self) -> bool:
+    def _runs_packed(self) -> bool:
         return not self.training and self.packed
 
     def forward(self, x: torch.Tensor, reduction=None, **attn_kwargs) -> torch.Tensor:
@@ -110,26 +110,26 @@ class DyTBlock(AdapterBlock):
         shrinks the tokens to N' before the MLP, its dispatch and the adapter.
         """
         self.masks = {}
-        layer_mask = self._mask('layer', x)
-        attn_mask = layer_mask if layer_mask is not None else self._mask('attn', x)
+        layer_active = self._mask('layer', x)
+        attn_active = layer_active if layer_active is not None else self._mask('attn', x)
         h = self.norm1(x)
         if reduction is not None:
             attn_out = reduction.attend(self.attn, h)
-        elif attn_mask is None:
+        elif attn_active is None:
             attn_out = self.attn(h, **attn_kwargs)
-        elif self._sparse():
-            attn_out = packed_attention(self.attn, h, attn_mask)
+        elif self._runs_packed():
+            attn_out = packed_attention(self.attn, h, attn_active)
         else:
-            attn_out = masked_attention(self.attn, h, attn_mask)
+            attn_out = masked_attention(self.attn, h, attn_active)
         x = x + self.drop_path(self.ls1(attn_out))
         if reduction is not None:
             x = reduction.reduce(x)
 
-        mlp_mask = layer_mask if layer_mask is not None else self._mask('mlp', x)
+        mlp_active = layer_active if layer_active is not None else self._mask('mlp', x)
         mlp = lambda t: self.ls2(self.mlp(self.norm2(t)))  # noqa: E731
-        if mlp_mask is None:
+        if mlp_active is None:
             mlp_out = mlp(x)
         else:
-            mlp_out = (packed_rows if self._sparse() else masked_rows)(mlp, x, mlp_mask)
+            mlp_out = (packed_rows if self._runs_packed() else masked_rows)(mlp, x, mlp_active)
         out = x + self.drop_path(mlp_out)
         return out + self.adapter(x) if self.adapter is not None else out

@@ -8,32 +8,32 @@ import torch.nn.functional as F
 def resize_pos_embed(pos_embed: torch.Tensor,
                      src_grid: Tuple[int, int],
                      dst_grid: Tuple[int, int],
-                     num_extra_tokens: int = 1,
+                     num_prefix_tokens: int = 1,
                      mode: str = 'bicubic',
                      antialias: bool = False) -> torch.Tensor:
     """Interpolate a learned position embedding to another patch grid.
 
     Args:
-        pos_embed (Tensor): (1, num_extra_tokens + h_src * w_src, C).
+        pos_embed (Tensor): (1, num_prefix_tokens + h_src * w_src, C).
         src_grid (tuple): (h_src, w_src) the embedding was learned for.
         dst_grid (tuple): (h_dst, w_dst) wanted.
-        num_extra_tokens (int): Leading tokens (class token ...) kept as they are.
+        num_prefix_tokens (int): Leading tokens (class token ...) kept as they are.
         mode (str): Interpolation mode of ``F.interpolate``.
         antialias (bool): ``F.interpolate``'s anti-aliasing (timm resamples with
             it; with 'bicubic' it also changes the kernel when upsampling).
             Defaults to False.
 
     Returns:
-        Tensor: (1, num_extra_tokens + h_dst * w_dst, C).
+        Tensor: (1, num_prefix_tokens + h_dst * w_dst, C).
     """
     src_grid, dst_grid = tuple(src_grid), tuple(dst_grid)
     if src_grid == dst_grid:
         return pos_embed
-    expected = num_extra_tokens + src_grid[0] * src_grid[1]
+    expected = num_prefix_tokens + src_grid[0] * src_grid[1]
     if pos_embed.shape[1] != expected:
         raise ValueError(f'pos_embed has {pos_embed.shape[1]} tokens, but grid {src_grid} '
-                         f'with {num_extra_tokens} extra tokens needs {expected}')
-    extra, grid = pos_embed[:, :num_extra_tokens], pos_embed[:, num_extra_tokens:]
+                         f'with {num_prefix_tokens} extra tokens needs {expected}')
+    extra, grid = pos_embed[:, :num_prefix_tokens], pos_embed[:, num_prefix_tokens:]
     grid = grid.reshape(1, *src_grid, -1).permute(0, 3, 1, 2)
     grid = F.interpolate(
         grid.float(), size=dst_grid, mode=mode, align_corners=False, antialias=antialias)

@@ -32,7 +32,7 @@ class TokenDispatcher(nn.Module):
     (``hard - y.detach() + y``), so the ablation changes the selection rule
     only, not the estimator (the hard top-k has zero gradient almost everywhere).
 
-    The first ``num_extra_tokens`` tokens (class token ...) are always active.
+    The first ``num_prefix_tokens`` tokens (class token ...) are always active.
 
     Args:
         dim (int): Token width C.
@@ -78,10 +78,10 @@ class TokenDispatcher(nn.Module):
         keep = logits.topk(k, dim=1).indices
         return torch.zeros_like(logits).scatter_(1, keep, 1.0)
 
-    def forward(self, x: torch.Tensor, num_extra_tokens: int = 1) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, num_prefix_tokens: int = 1) -> torch.Tensor:
         """Tokens (B, N, C) -> mask (B, N): exactly 0/1 values."""
         # Gate every token, then drop the extra ones: slicing first would copy x.
-        logits = self.gate(x).squeeze(-1)[:, num_extra_tokens:]
+        logits = self.gate(x).squeeze(-1)[:, num_prefix_tokens:]
         if self.training:
             if self.gumbel:
                 # g1 - g2 of two i.i.d. Gumbel(0, 1) draws is Logistic(0, 1).
@@ -97,5 +97,5 @@ class TokenDispatcher(nn.Module):
             mask = self._topk(logits)
         else:
             mask = (logits >= 0).to(x.dtype)
-        extra = mask.new_ones(mask.shape[0], num_extra_tokens)
+        extra = mask.new_ones(mask.shape[0], num_prefix_tokens)
         return torch.cat([extra, mask], dim=1)

@@ -22,7 +22,7 @@ class TokenReduction(nn.Module):
     and may check their settings against the backbone in :meth:`check`.
     """
 
-    def check(self, num_layers: int, num_extra_tokens: int) -> None:
+    def check(self, num_layers: int, num_prefix_tokens: int) -> None:
         """Raise ``ValueError`` when a setting does not fit the backbone."""
 
     def attend(self, index: int, attn: Attention, x: torch.Tensor,
@@ -36,9 +36,9 @@ class TokenReduction(nn.Module):
         """Tokens (B, N, C) after the attention residual of block ``index`` -> (B, N', C)."""
         raise NotImplementedError
 
-    def start(self, num_extra_tokens: int) -> 'ReductionPass':
+    def start(self, num_prefix_tokens: int) -> 'ReductionPass':
         """A fresh pass for one forward."""
-        return ReductionPass(self, num_extra_tokens)
+        return ReductionPass(self, num_prefix_tokens)
 
 
 class ReductionPass:
@@ -46,7 +46,7 @@ class ReductionPass:
 
     Attributes:
         method (TokenReduction): The reduction.
-        num_extra_tokens (int): Leading tokens (class token ...) never reduced.
+        num_prefix_tokens (int): Leading tokens (class token ...) never reduced.
         block (int): Index of the block running now.
         size (Tensor, optional): (B, N, 1) number of input patches merged into
             each token (ToMe); None while every token is one patch.
@@ -54,9 +54,9 @@ class ReductionPass:
             block's reduction: what the block's MLP ran on.
     """
 
-    def __init__(self, method: TokenReduction, num_extra_tokens: int):
+    def __init__(self, method: TokenReduction, num_prefix_tokens: int):
         self.method = method
-        self.num_extra_tokens = num_extra_tokens
+        self.num_prefix_tokens = num_prefix_tokens
         self.block = 0
         self.size: Optional[torch.Tensor] = None
         self.token_counts: List[int] = []

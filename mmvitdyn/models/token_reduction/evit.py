@@ -47,10 +47,10 @@ class EViT(TokenReduction):
         self.locations = locations
         self.fuse = fuse
 
-    def check(self, num_layers: int, num_extra_tokens: int) -> None:
-        if not num_extra_tokens:
+    def check(self, num_layers: int, num_prefix_tokens: int) -> None:
+        if not num_prefix_tokens:
             raise ValueError('EViT ranks tokens by the class token\'s attention; the backbone '
-                             'has num_extra_tokens=0 (allowed: >= 1)')
+                             'has num_prefix_tokens=0 (allowed: >= 1)')
         if any(not 0 <= i < num_layers for i in self.locations):
             raise ValueError(f'EViT locations={self.locations} must lie in '
                              f'0..{num_layers - 1} for {num_layers} blocks')
@@ -61,13 +61,13 @@ class EViT(TokenReduction):
             return attn(x), None
         out, q, k = attn.forward_with_qk(x)
         logits = attn.scores(q[:, :, :1], k)
-        cls_attn = logits.softmax(dim=-1).mean(dim=1)[:, 0, state.num_extra_tokens:]
+        cls_attn = logits.softmax(dim=-1).mean(dim=1)[:, 0, state.num_prefix_tokens:]
         return out, cls_attn
 
     def reduce(self, index: int, x: torch.Tensor, cls_attn: Optional[torch.Tensor],
                state: ReductionPass) -> torch.Tensor:
         """Tokens (B, E + M, C) -> (B, E + ceil(rate * M) [+ 1 fused], C)."""
-        extra = state.num_extra_tokens
+        extra = state.num_prefix_tokens
         num_patches = x.shape[1] - extra
         keep = math.ceil(self.keep_rate * num_patches)
         if cls_attn is None or keep >= num_patches:

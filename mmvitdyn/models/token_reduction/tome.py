@@ -21,20 +21,20 @@ from .base import ReductionPass, TokenReduction
 
 
 def bipartite_soft_matching(metric: torch.Tensor, r: int,
-                            num_extra_tokens: int) -> Callable[[torch.Tensor], torch.Tensor]:
+                            num_prefix_tokens: int) -> Callable[[torch.Tensor], torch.Tensor]:
     """The merge of ``r`` token pairs chosen on ``metric``.
 
     Args:
         metric (Tensor): (B, N, D) features to match on (ToMe: mean keys).
         r (int): Tokens to remove, 0 < r <= (N - extra) // 2.
-        num_extra_tokens (int): Leading tokens E that are never merged.
+        num_prefix_tokens (int): Leading tokens E that are never merged.
 
     Returns:
         callable: ``merge(x)``, (B, N, C) -> (B, N - r, C), summing every
         merged A token into its B partner; the extra tokens first, in their
         order, then the unmerged A tokens in their order, then the B tokens.
     """
-    protected_a, protected_b = (num_extra_tokens + 1) // 2, num_extra_tokens // 2
+    protected_a, protected_b = (num_prefix_tokens + 1) // 2, num_prefix_tokens // 2
     with torch.no_grad():
         metric = metric / metric.norm(dim=-1, keepdim=True)
         scores = metric[:, ::2] @ metric[:, 1::2].transpose(1, 2)
@@ -52,7 +52,7 @@ def bipartite_soft_matching(metric: torch.Tensor, r: int,
         kept = a.gather(1, kept_a.expand(n, t - r, c))
         moved = a.gather(1, merged_a.expand(n, r, c))
         b = b.scatter_reduce(1, into_b.expand(n, r, c), moved, reduce='sum')
-        extra = x.new_empty(n, num_extra_tokens, c)  # back in their order: A, B, A, ...
+        extra = x.new_empty(n, num_prefix_tokens, c)  # back in their order: A, B, A, ...
         extra[:, ::2], extra[:, 1::2] = kept[:, :protected_a], b[:, :protected_b]
         return torch.cat([extra, kept[:, protected_a:], b[:, protected_b:]], dim=1)
 
@@ -83,7 +83,7 @@ class ToMe(TokenReduction):
         self.r = r
         self.prop_attn = prop_attn
 
-    def check(self, num_layers: int, num_extra_tokens: int) -> None:
+    def check(self, num_layers: int, num_prefix_tokens: int) -> None:
         if not isinstance(self.r, int) and len(self.r) != num_layers:
             raise ValueError(f'ToMe r={list(self.r)} gives {len(self.r)} values, the backbone '
                              f'has {num_layers} blocks (allowed: an int or {num_layers} ints)')
@@ -99,10 +99,10 @@ class ToMe(TokenReduction):
     def reduce(self, index: int, x: torch.Tensor, metric: torch.Tensor,
                state: ReductionPass) -> torch.Tensor:
         r = self.r if isinstance(self.r, int) else self.r[index]
-        r = min(r, (x.shape[1] - state.num_extra_tokens) // 2)
+        r = min(r, (x.shape[1] - state.num_prefix_tokens) // 2)
         if r <= 0:
             return x
-        merge = bipartite_soft_matching(metric, r, state.num_extra_tokens)
+        merge = bipartite_soft_matching(metric, r, state.num_prefix_tokens)
         size = state.size if state.size is not None else x.new_ones(*x.shape[:2], 1)
         x = merge(x * size)
         state.size = merge(size)

@@ -88,7 +88,7 @@ def assert_features_equal(ours, reference, x):
 @pytest.mark.parametrize('name', list(FAMILIES))
 def test_backbone_equals_timm_on_the_same_weights(name):
     reference, ours, extra = family(name)
-    assert ours.num_extra_tokens == extra
+    assert ours.num_prefix_tokens == extra
     assert_features_equal(ours, reference, images(2, 4 * ours.patch_size))
 
 
@@ -287,7 +287,7 @@ def dyt(name: str, dispatch: str) -> DyTViT:
 @pytest.mark.parametrize('name', ['dinov2-reg4', 'clip-l14', 'deit-distilled'])
 def test_dyt_packed_path_equals_masked_path_and_keeps_extra_tokens(name, dispatch):
     model = dyt(name, dispatch)
-    extra, x = model.num_extra_tokens, images(3, 4 * model.patch_size)
+    extra, x = model.num_prefix_tokens, images(3, 4 * model.patch_size)
     with torch.no_grad():
         packed = model(x)[0]
         masks = [dict(block.masks) for block in model.dyt_blocks()]

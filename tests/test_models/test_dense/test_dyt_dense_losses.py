@@ -54,7 +54,7 @@ def test_rate_loss_and_activation_rates_join_the_task_losses(task):
     assert TASK_KEYS[task] <= set(losses)
     # 2 (mean mask of the patch tokens over blocks and images - target rate 0.5)^2
     backbone = model.backbone
-    extra = backbone.num_extra_tokens  # ViT (seg): the class token; ViTDet (det): none
+    extra = backbone.num_prefix_tokens  # ViT (seg): the class token; ViTDet (det): none
     rate = torch.cat([block.masks['mlp'][:, extra:].flatten() for block in backbone.blocks]).mean()
     assert 0 < rate < 1 and backbone.target_rate == 0.5
     torch.testing.assert_close(losses['loss_rate'], 2.0 * (rate - 0.5)**2)

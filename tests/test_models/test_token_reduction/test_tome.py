@@ -178,7 +178,7 @@ def test_extra_tokens_stay_in_front_in_their_order(extra):
     (a distillation token is read at position 1 after the blocks)."""
     torch.manual_seed(0)
     x = torch.randn(2, extra + 16, 8)
-    merge = bipartite_soft_matching(torch.randn(2, extra + 16, 4), r=5, num_extra_tokens=extra)
+    merge = bipartite_soft_matching(torch.randn(2, extra + 16, 4), r=5, num_prefix_tokens=extra)
     out = merge(x)
     assert out.shape == (2, extra + 11, 8)
     torch.testing.assert_close(out[:, :extra], x[:, :extra], rtol=0, atol=0)
