@@ -1,9 +1,8 @@
-# The ViTDet DyT recipe of vitdet_coco.py shrunk to the generated COCO-format
-# shapes (128x128 images) for tests and the CPU demo: a 4-block, 64-wide ViT
-# with 16x16 patches (an 8x8 grid), 4x4 windows with global attention in
-# blocks 1 and 3, MLP dispatch and adapters of d = 16, narrow heads. The
-# backbone starts random (frozen as in DyT); give a checkpoint of the same
-# shape with --cfg-options model.backbone.init_cfg.type=Pretrained
+# The ViTDet DyT recipe of mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py shrunk to the
+# generated COCO-format shapes (128x128 images) for tests and the CPU demo: a 4-block, 64-wide ViT
+# with 16x16 patches (an 8x8 grid), 4x4 windows with global attention in blocks 1 and 3, MLP
+# dispatch and adapters of d = 16, narrow heads. The backbone starts random (frozen as in DyT); give
+# a checkpoint of the same shape with --cfg-options model.backbone.init_cfg.type=Pretrained
 # model.backbone.init_cfg.checkpoint=PATH.
 _base_ = [
     '../_base_/models/mask-rcnn_dyt-vitdet-b-d128_simple-fpn.py',

@@ -1,10 +1,9 @@
-# The DyT UperNet recipe of upernet_ade20k.py shrunk to the generated
-# ADE20K-layout shapes (128x128 images) for tests and the CPU demo: a
-# 4-block, 64-wide ViT with 16x16 patches, every block's map to the neck,
-# MLP dispatch and adapters of d = 16, narrow heads with BN, and a sliding
-# window test of 96x96 crops (4 per image). The backbone starts random
-# (frozen as in DyT); give a checkpoint with --cfg-options
-# model.backbone.init_cfg.type=Pretrained model.backbone.init_cfg.checkpoint=PATH.
+# The DyT UperNet recipe of upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py shrunk to the
+# generated ADE20K-layout shapes (128x128 images) for tests and the CPU demo: a 4-block, 64-wide ViT
+# with 16x16 patches, every block's map to the neck, MLP dispatch and adapters of d = 16, narrow
+# heads with BN, and a sliding window test of 96x96 crops (4 per image). The backbone starts random
+# (frozen as in DyT); give a checkpoint with --cfg-options model.backbone.init_cfg.type=Pretrained
+# model.backbone.init_cfg.checkpoint=PATH.
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_mln.py',
     '../_base_/datasets/ade_shapes.py',

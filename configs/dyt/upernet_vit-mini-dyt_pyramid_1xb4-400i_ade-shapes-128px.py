@@ -1,13 +1,11 @@
-# The public-code DyT UperNet of upernet_ade20k_pyramid.py (pyramid inside
-# the backbone, no neck) shrunk to the generated ADE20K-layout shapes
-# (128x128 images) for tests and the CPU demo, with the shrinking and the
-# schedule of the mmseg-style upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-
-# 128px.py, so the two differ only in how the maps reach UPerHead: a 4-block,
-# 64-wide ViT with 16x16 patches, every block's map to the pyramid (x4, x2,
-# x1, x0.5 of the 8x8 grid), MLP dispatch and adapters of d = 16, narrow
-# heads with BN, and a sliding-window test of 96x96 crops (4 per image). The
-# backbone starts random (frozen as in DyT); give a checkpoint with
-# --cfg-options model.backbone.init_cfg.type=Pretrained
+# The public-code DyT UperNet of upernet_vit-b-p16-dyt_d64_pyramid_8xb2-160k_ade20k-512x512.py
+# (pyramid inside the backbone, no neck) shrunk to the generated ADE20K-layout shapes (128x128
+# images) for tests and the CPU demo, with the shrinking and the schedule of the mmseg-style
+# upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes- 128px.py, so the two differ only in how the maps
+# reach UPerHead: a 4-block, 64-wide ViT with 16x16 patches, every block's map to the pyramid (x4,
+# x2, x1, x0.5 of the 8x8 grid), MLP dispatch and adapters of d = 16, narrow heads with BN, and a
+# sliding-window test of 96x96 crops (4 per image). The backbone starts random (frozen as in DyT);
+# give a checkpoint with --cfg-options model.backbone.init_cfg.type=Pretrained
 # model.backbone.init_cfg.checkpoint=PATH.
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_pyramid.py',

@@ -9,7 +9,7 @@ from helpers.dyt import assert_dyt_settings, dyt_param_names, rel_pos_names
 
 
 def test_vitdet_coco_recipe():
-    cfg = dyt_config('vitdet_coco.py')
+    cfg = dyt_config('mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py')
     assert cfg.custom_imports == dict(imports=['mmvitdyn'], allow_failed_imports=False)
     assert cfg.default_scope == 'mmdet' and cfg.model.type == 'DyTMaskRCNN'
     backbone = cfg.model.backbone
@@ -26,19 +26,23 @@ def test_vitdet_coco_recipe():
 
 
 @pytest.mark.parametrize('name,dispatch,adapter,frozen', [
-    ('vitdet_coco_moe.py', 'mlp', dict(bottleneck=128, num_experts=4), True),
-    ('vitdet_coco_adaptformer.py', None, dict(bottleneck=128, num_experts=1), True),
-    ('vitdet_coco_full-ft.py', None, None, False),
-    ('upernet_ade20k_moe.py', 'mlp', dict(bottleneck=64, num_experts=4), True),
-    ('upernet_ade20k_adaptformer.py', None, dict(bottleneck=64, num_experts=1), True),
-    ('upernet_ade20k_full-ft.py', None, None, False),
+    ('mask-rcnn_vitdet-b-dyt-moe4_d128_8xb4-12e_coco-1024x1024.py', 'mlp',
+     dict(bottleneck=128, num_experts=4), True),
+    ('mask-rcnn_vitdet-b-adaptformer_d128_8xb4-12e_coco-1024x1024.py', None,
+     dict(bottleneck=128, num_experts=1), True),
+    ('mask-rcnn_vitdet-b-full-ft_8xb4-12e_coco-1024x1024.py', None, None, False),
+    ('upernet_vit-b-p16-dyt-moe4_d64_8xb2-160k_ade20k-512x512.py', 'mlp',
+     dict(bottleneck=64, num_experts=4), True),
+    ('upernet_vit-b-p16-adaptformer_d64_8xb2-160k_ade20k-512x512.py', None,
+     dict(bottleneck=64, num_experts=1), True),
+    ('upernet_vit-b-p16-full-ft_8xb2-160k_ade20k-512x512.py', None, None, False),
 ])
 def test_variants(name, dispatch, adapter, frozen):
     assert_dyt_settings(dyt_config(name).model.backbone, dispatch, adapter, frozen)
 
 
 def test_upernet_ade20k_recipe():
-    cfg = dyt_config('upernet_ade20k.py')
+    cfg = dyt_config('upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py')
     assert cfg.default_scope == 'mmseg' and cfg.model.type == 'DyTEncoderDecoder'
     backbone = cfg.model.backbone
     assert backbone.type == 'DyTViT' and tuple(backbone.out_indices) == (3, 5, 7, 11)
@@ -55,16 +59,20 @@ def test_upernet_ade20k_recipe():
 
 
 def test_a_new_data_set_is_a_few_lines():
-    cfg = dyt_config('upernet_pascal-context-59.py')
+    cfg = dyt_config('upernet_vit-b-p16-dyt_d64_8xb2-80k_pascal-context-59-480x480.py')
     assert cfg.train_dataloader.dataset.type == 'PascalContextDataset59'
     assert cfg.model.decode_head.num_classes == 59 and cfg.model.backbone.type == 'DyTViT'
     assert cfg.train_cfg.max_iters == 80000
-    text = (DYT_CONFIG_DIR / 'upernet_pascal-context-59.py').read_text()
+    text = (DYT_CONFIG_DIR /
+            'upernet_vit-b-p16-dyt_d64_8xb2-80k_pascal-context-59-480x480.py').read_text()
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith('#')]
     assert len(lines) < 25
 
 
-@pytest.mark.parametrize('name', ['vitdet_coco.py', 'upernet_ade20k.py'])
+@pytest.mark.parametrize('name', [
+    'mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py',
+    'upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py'
+])
 def test_full_size_models_build_with_only_dyt_parts_trainable(name):
     cfg = copy.deepcopy(dyt_config(name))
     cfg.model.backbone.init_cfg = None
@@ -72,6 +80,6 @@ def test_full_size_models_build_with_only_dyt_parts_trainable(name):
     model = MODELS.build(cfg.model)
     trainable = {n for n, p in model.backbone.named_parameters() if p.requires_grad}
     expected = dyt_param_names(12)  # ViT-B
-    if name.startswith('vitdet'):
+    if 'vitdet' in name:
         expected |= rel_pos_names(12)
     assert trainable == expected

@@ -1,6 +1,6 @@
-"""``tools/dist_train.sh configs/dyt/vitdet_coco.py 8`` cannot run here (no GPUs, no
-COCO), so this runs ``tools/train.py`` on that config up to the first training
-step: the same argument parsing and Runner set-up build the full model, the
+"""``tools/dist_train.sh configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py 8``
+cannot run here (no GPUs, no COCO), so this runs ``tools/train.py`` on that config up to the
+first training step: the same argument parsing and Runner set-up build the full model, the
 optimiser wrapper and the data pipelines, and the pipelines run on one image."""
 import json
 import subprocess
@@ -60,7 +60,8 @@ def test_vitdet_coco_builds_through_tools_train(tmp_path):
         (coco / f'annotations/instances_{split}2017.json').write_text('{}')
     # AMP (the config's AmpOptimWrapper) needs a GPU: on the CPU, as tools/train.py advises.
     args = [
-        REPO / 'tools/train.py', REPO / 'configs/dyt/vitdet_coco.py', '--work-dir',
+        REPO / 'tools/train.py',
+        REPO / 'configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py', '--work-dir',
         tmp_path / 'work', '--cfg-options', 'optim_wrapper.type=OptimWrapper'
     ]
     proc = subprocess.run([sys.executable, '-c', DRIVER, *map(str, args)],

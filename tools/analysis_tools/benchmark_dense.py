@@ -8,9 +8,10 @@ Detection (det): the windowed ViT of ViTDet (DyTViTDet, MLP dispatch,
 adapter d = 128) and its simple feature pyramid. Segmentation, the two
 UperNet variants side by side: the global ViT (DyTViT, MLP dispatch, adapter
 d = 64, blocks 3/5/7/11 out) with mmseg's multi-level neck (seg, as
-configs/dyt/upernet_ade20k.py), and with the public code's pyramid inside
-the backbone and no final norm (seg-pyramid, as upernet_ade20k_pyramid.py;
-one row, as that backbone alone feeds the head). Weights are random; every
+configs/dyt/upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py), and with the
+public code's pyramid inside the backbone and no final norm (seg-pyramid, as
+upernet_vit-b-p16-dyt_d64_pyramid_8xb2-160k_ade20k-512x512.py; one row, as that
+backbone alone feeds the head). Weights are random; every
 dispatcher's gate bias is calibrated on the benchmark image so that
 ``--rate`` of its patch tokens are active in evaluation. The dense model is
 the same model in complete mode (every token through every block part,
@@ -74,8 +75,8 @@ class Pipeline(nn.Module):
 
 
 def det_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
-    """ViTDet's backbone (as configs/dyt/vitdet_coco.py), and the timed parts: it
-    alone and with its simple feature pyramid."""
+    """ViTDet's backbone (as configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py),
+    and the timed parts: it alone and with its simple feature pyramid."""
     num_layers = DyTViTDet._parse_arch(arch)['num_layers']
     backbone = DyTViTDet(
         arch=arch,

@@ -9,7 +9,7 @@ from helpers.configs import DYT_ADE_CFG, DYT_CONFIG_DIR
 from helpers.dyt import dyt_param_names, trainable_names
 from helpers.tools import logged_metrics, run_tool
 
-PYRAMID_CFG = DYT_CONFIG_DIR / 'upernet_ade20k_pyramid.py'
+PYRAMID_CFG = DYT_CONFIG_DIR / 'upernet_vit-b-p16-dyt_d64_pyramid_8xb2-160k_ade20k-512x512.py'
 PYRAMID_MINI_CFG = DYT_CONFIG_DIR / 'upernet_vit-mini-dyt_pyramid_1xb4-400i_ade-shapes-128px.py'
 
 

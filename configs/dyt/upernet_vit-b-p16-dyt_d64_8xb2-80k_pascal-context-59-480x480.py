@@ -1,6 +1,6 @@
-# DyT UperNet on another data set in a few lines: the model, runtime and
-# schedule bases of upernet_ade20k.py with mmseg's own Pascal Context (59
-# classes) data config, 480x480 crops and an 80k-iteration schedule.
+# DyT UperNet on another data set in a few lines: the model, runtime and schedule bases of
+# upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py with mmseg's own Pascal Context (59 classes)
+# data config, 480x480 crops and an 80k-iteration schedule.
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_mln.py',
     'mmseg::_base_/datasets/pascal_context_59.py',

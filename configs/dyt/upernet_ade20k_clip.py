@@ -1,5 +1,0 @@
-# DyT UperNet on ADE20K with OpenAI CLIP's ViT-B/16 image tower:
-# upernet_ade20k.py with CLIP's backbone options, weights and mean/std
-# (../_base_/models/vit-families.py).
-_base_ = ['./upernet_ade20k.py', '../_base_/models/vit-families.py']
-model = dict(data_preprocessor={{_base_.clip_norm}}, backbone={{_base_.clip_b16}})

@@ -1,4 +1,0 @@
-# DyT UperNet on ADE20K with the MAE-pretrained ViT-B/16: upernet_ade20k.py
-# with MAE's weights and mean/std (../_base_/models/vit-families.py).
-_base_ = ['./upernet_ade20k.py', '../_base_/models/vit-families.py']
-model = dict(data_preprocessor={{_base_.imagenet_norm}}, backbone={{_base_.mae_b16}})
