@@ -1,17 +1,12 @@
-# From-Scratch baseline of Table 1: a plain ViT of the L12-H6 descendant's
-# shape (768 wide, 12 layers of 6 heads of 64, FFN 3072; 71.6M backbone
-# parameters, the descendant's T-Params) with random weights and nothing from
-# the learngene's structure (no tied FFN group, no shared heads), trained 100
-# epochs instead of 50 with the same recipe.
-_base_ = ['./learngene-vit-b-p16-l12-h6_deit-b-eps10_8xb128-50e_in1k-224px.py']
-model = dict(
-    backbone=dict(
-        _delete_=True,
-        type='ViT',
-        arch=dict(
-            embed_dims=768, num_layers=12, num_heads=6, head_dim=64, feedforward_channels=3072),
-        img_size=224,
-        patch_size=16,
-        drop_path_rate=0.1,
-        out_type='cls_token'))
+# From-Scratch baseline of Table 1: a plain ViT of the L12-H6 descendant's shape
+# (_base_/models/vit-b-p16-l12-h6.py) with random weights, trained 100 epochs instead of 50 with
+# the descendants' recipe.
+_base_ = [
+    './_base_/models/vit-b-p16-l12-h6.py',
+    '../_base_/datasets/imagenet_bs64_224.py',
+    './_base_/schedules/adamw_cosine_50e_bs1024.py',
+    'mmpretrain::_base_/default_runtime.py',
+]
+train_dataloader = dict(batch_size=128)
+default_hooks = dict(logger=dict(interval=100))
 train_cfg = dict(max_epochs=100)
