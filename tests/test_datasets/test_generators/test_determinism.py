@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tools import load_tool
 from mmvitdyn.datasets.generators import GENERATORS
-from mmvitdyn.datasets.generators.cli import main
 
 REPO = Path(__file__).parents[3]
 SMALL = {
@@ -43,6 +43,7 @@ def test_cli_options_follow_the_signature(tmp_path, capsys):
     out = tmp_path / 'digits'
     argv = ['--out-dir', str(out), '--size', '16', '--max-per-class', '2']
     generate = GENERATORS['digits'].generate
+    main = load_tool('dataset_converters/_generator_cli.py').main
     assert main(generate, argv).counts == {'train': 10, 'val': 10}
     printed = capsys.readouterr().out
     assert printed == f'wrote {out} (10 train, 10 val images)\n'
@@ -56,6 +57,7 @@ def test_cli_script(tmp_path, monkeypatch, capsys, name):
     options = [f'--{key.replace("_", "-")}={value}' for key, value in SMALL[name].items()]
     argv = [str(script), '--out-dir', str(tmp_path / name)] + options
     monkeypatch.setattr(sys, 'argv', argv)
+    monkeypatch.syspath_prepend(str(script.parent))  # as when it runs as a script
     runpy.run_path(str(script), run_name='__main__')
     assert capsys.readouterr().out.startswith(f'wrote {tmp_path / name} (')
 

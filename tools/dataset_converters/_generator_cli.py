@@ -9,7 +9,7 @@ import inspect
 import typing
 from typing import Callable, List, Optional
 
-from .atomic import GeneratedSet
+from mmvitdyn.datasets.generators import GeneratedSet
 
 
 def option_type(parameter: inspect.Parameter) -> type:
