@@ -15,7 +15,6 @@ model = dict(
         dispatch='mlp',
         target_rate=0.5,
         adapter_cfg=dict(bottleneck=16, scale=1.0, dropout=0.1, num_experts=1),
-        dispatcher_cfg=dict(tau=5.0, gumbel=True),
         drop_path_rate=0.0),
     head=dict(loss=dict(_delete_=True, type='CrossEntropyLoss', loss_weight=1.0)))
 optim_wrapper = dict(optimizer=dict(lr=1e-3, weight_decay=1e-4))

@@ -31,7 +31,6 @@ model = dict(
         dispatch='mlp',
         target_rate=0.5,
         adapter_cfg=dict(bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
-        dispatcher_cfg=dict(tau=5.0, gumbel=True),
         freeze_pretrained=True,
         init_cfg=dict(
             type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None)))

@@ -39,10 +39,12 @@ class DyTViT(AdapterViT):
         keep_layers (int): Blocks before this index have no dispatcher (every
             token runs them); rates, rate losses and FLOP savings come from
             blocks ``keep_layers`` to the last. Defaults to 0 (every block).
-        dispatcher_cfg (dict): ``tau`` (Gumbel temperature, default 5) and
-            ``gumbel`` (False trains with a plain sigmoid, "DyT-"), ``mode``
-            ('threshold', DyT's rule, or 'topk': every image keeps exactly
-            round(target_rate * N) patch tokens per dispatched part).
+        dispatcher_cfg (dict): Arguments of
+            :class:`~mmvitdyn.models.layers.TokenDispatcher` that differ from
+            its defaults: ``tau`` (Gumbel temperature, 5), ``gumbel`` (True;
+            False trains with a plain sigmoid, "DyT-"), ``mode`` ('threshold',
+            DyT's rule, or 'topk': every image keeps exactly round(target_rate
+            * N) patch tokens per dispatched part). Defaults to ``dict()``.
         token_reduction (dict, optional): Config of a token reduction that
             shrinks the sequence inside the blocks (``dict(type='ToMe', r=8)``,
             ``dict(type='EViT', keep_rate=0.7)``; see
@@ -60,7 +62,7 @@ class DyTViT(AdapterViT):
                  dispatch: Optional[str] = 'mlp',
                  target_rate: float = 0.5,
                  keep_layers: int = 0,
-                 dispatcher_cfg: dict = dict(tau=5.0, gumbel=True),
+                 dispatcher_cfg: dict = dict(),
                  token_reduction: Optional[dict] = None,
                  layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):

@@ -195,7 +195,7 @@ def test_configs_change_only_the_dispatcher_and_the_rate_loss(name):
     cfg, base = copy.deepcopy(dyt_config(name)), dyt_config(CONFIGS[name])
     base_model = copy.deepcopy(base.model)
     base_model.rate_loss_weight = 0.0
-    base_model.backbone.dispatcher_cfg.mode = 'topk'
+    base_model.backbone.dispatcher_cfg = dict(mode='topk')
     assert cfg.model == base_model
     for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'train_dataloader'):
         assert cfg[key] == base[key], key
