@@ -88,8 +88,7 @@ class Learngene(LearngeneFile):
         mad (Tensor): (num_layers, num_heads) MAD table in pixels.
         embeddings (dict): The ancestry's stem (``ViT.is_stem_param``):
             ``patch_embed.proj.weight``/``bias``, ``cls_token``,
-            ``pos_embed`` (and a distillation token, registers or pre-norm
-            where the ancestry has them).
+            ``pos_embed`` and, of a distilled ancestry, ``dist_token``.
         final_norm (dict): State dict of the final norm (empty if none).
         layers (list[LearngeneLayer]): One per ancestry layer.
         ffn_groups (list[FFNGroup]): A partition of the layers, in order.

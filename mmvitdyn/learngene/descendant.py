@@ -163,11 +163,11 @@ class LearngeneViT(ViT):
                 entry['attn_layer'] = partial(attention_with_shared_heads, plan.assignments[index])
             run_index, run, position = plan.run_of(index)
             if plan.is_expanded(run):
-                expansion = expansions.setdefault(
-                    run_index,
-                    FFNExpansion(ancestry['embed_dims'], ancestry['feedforward_channels'],
-                                 len(run.layers)))
-                entry['mlp_layer'] = partial(expanded_mlp, expansion, position)
+                if run_index not in expansions:
+                    expansions[run_index] = FFNExpansion(ancestry['embed_dims'],
+                                                         ancestry['feedforward_channels'],
+                                                         len(run.layers))
+                entry['mlp_layer'] = partial(expanded_mlp, expansions[run_index], position)
             entries.append(entry)
         return entries
 
@@ -283,7 +283,7 @@ class LearngeneViT(ViT):
                 value = require(learngene.embeddings, key, 'embeddings')
                 if key == 'pos_embed':
                     value = resize_pos_embed(value, tuple(learngene.ancestry['patch_resolution']),
-                                             self.patch_resolution, self.num_prefix_tokens,
+                                             self.patch_resolution, self.num_pos_prefix_tokens,
                                              self.interpolate_mode)
                 owner, _, leaf = key.rpartition('.')
                 put(self.get_submodule(owner), leaf, value, key)

@@ -6,6 +6,7 @@ import torch
 from helpers.learngene import learngene_with_counts, make_ancestry, write_learngene
 from helpers.models import TINY_ARCH, images, tiny
 from mmvitdyn.learngene import DyTLearngeneViT, Learngene, LearngeneViT
+from mmvitdyn.learngene import descendant as descendant_module
 from mmvitdyn.models.layers import DyTBlock, ExpandedMlp, Mlp, heads_are_shared
 
 
@@ -71,6 +72,24 @@ def test_tied_and_independent_ffns_start_equal(ancestry, tmp_path):
     x = images()
     with torch.no_grad():
         assert torch.equal(tied(x)[0], independent(x)[0])
+
+
+def test_one_shared_ffn_is_built_per_tied_run(ancestry, tmp_path, monkeypatch):
+    """Construction builds each run's FFNExpansion once (no spare ones drawing random
+    numbers), so the descendant's random init is that of the same seed without them."""
+    built = []
+
+    class Counted(descendant_module.FFNExpansion):
+
+        def __init__(self, *args):
+            built.append(args)
+            super().__init__(*args)
+
+    path = learngene_file(ancestry, tmp_path, eps=1e3)  # one FFN group over the 3 layers
+    monkeypatch.setattr(descendant_module, 'FFNExpansion', Counted)
+    tied = descendant(path, arch=dict(num_heads=2))
+    assert built == [(32, 64, 3)]  # width, FFN width, the 3 layers of the one run
+    assert all(b.mlp.source is tied.blocks[0].mlp.source for b in tied.blocks)
 
 
 def test_tied_ffns_stay_one_function_of_w_while_independent_copies_drift(ancestry, tmp_path):

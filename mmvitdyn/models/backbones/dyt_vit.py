@@ -1,6 +1,6 @@
 """DyT: a frozen ViT with adapters and token dispatchers (Dynamic Tuning)."""
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine.registry import MODELS
@@ -52,6 +52,8 @@ class DyTViT(AdapterViT):
             'mlp'; it has no parameters, so it applies to a trained model at
             test time. Needs ``out_type='cls_token'`` and the last block as
             output. Defaults to None.
+        block_fn (callable): Builds the blocks; takes the arguments of
+            :class:`~mmvitdyn.models.layers.DyTBlock`. Defaults to it.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
         **kwargs: Arguments of :class:`AdapterViT` (``adapter_cfg``,
             ``freeze_pretrained``, ``unfreeze``) and :class:`ViT`.
@@ -64,6 +66,7 @@ class DyTViT(AdapterViT):
                  keep_layers: int = 0,
                  dispatcher_cfg: dict = dict(),
                  token_reduction: Optional[dict] = None,
+                 block_fn: Callable[..., nn.Module] = DyTBlock,
                  layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
@@ -98,7 +101,7 @@ class DyTViT(AdapterViT):
         ]
         super().__init__(
             arch=arch,
-            block_fn=DyTBlock,
+            block_fn=block_fn,
             layer_cfgs=self.merge_layer_cfgs(layer_cfgs, entries, 'DyTViT (dispatch)'),
             **kwargs)
         self.dispatch = dispatch

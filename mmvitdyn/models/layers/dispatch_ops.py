@@ -16,6 +16,9 @@ import torch.nn.functional as F
 
 from .attention import Attention
 
+# Largest exponent of the masked softmax: e^80 is finite in float32 (its limit is e^88.7).
+MAX_EXPONENT = 80.0
+
 
 def masked_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
                 mask: torch.Tensor) -> torch.Tensor:
@@ -53,9 +56,12 @@ def masked_softmax_attention(attn: Attention,
 
     The weights are ``w_ij = m_ij exp(s_ij) / sum_l m_il exp(s_il)`` with
     ``m_ij = key_mask_j``, and with ``keep_self`` ``m_ii = 1`` (every token
-    still attends to itself, DynamicViT's policy attention). The exponent
-    is stabilised by the peak over all keys, detached, so the gradient in
-    ``key_mask`` is exact also for a masked key scoring above every unmasked one.
+    still attends to itself, DynamicViT's policy attention). The exponent is
+    shifted by the peak over the allowed keys (detached: the weights do not
+    depend on the shift) and clamped at :data:`MAX_EXPONENT` only to keep a
+    masked key that scores far above them finite, so the weights equal those
+    of the allowed keys and the gradient in ``key_mask`` is exact also for a
+    masked key scoring above every allowed one.
 
     Args:
         attn (Attention): The attention module.
@@ -73,8 +79,8 @@ def masked_softmax_attention(attn: Attention,
     if keep_self:
         eye = torch.eye(n, dtype=key_mask.dtype, device=key_mask.device)
         allowed = allowed * (1 - eye) + eye
-    peak = scores.amax(-1, keepdim=True).detach()
-    weights = torch.exp(scores - peak) * allowed
+    peak = scores.masked_fill(allowed == 0, float('-inf')).amax(-1, keepdim=True).detach()
+    weights = torch.exp((scores - peak).clamp(max=MAX_EXPONENT)) * allowed
     weights = weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
     weights = F.dropout(weights, attn.attn_drop, attn.training)
     out = (weights @ v).transpose(1, 2).reshape(b, n, attn.num_heads * attn.head_dim)

@@ -81,6 +81,10 @@ class DyTBlock(AdapterBlock):
             part: TokenDispatcher(dim, **dispatcher_cfg)
             for part in DISPATCH_PARTS.get(dispatch, ())
         })
+        if self.adapter is not None:
+            # Parameter order dispatchers, then adapter, as optimizer states saved by
+            # earlier versions (matched by position on resume) have it.
+            self._modules['adapter'] = self._modules.pop('adapter')
         self.num_prefix_tokens = num_prefix_tokens
         self.complete = False
         self.packed = True

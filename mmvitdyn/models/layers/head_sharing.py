@@ -11,7 +11,7 @@ parameter. Stored as ``qkv.parametrizations.weight.original`` (3, U, D, C),
 ``qkv.parametrizations.bias.original`` (3, U, D) and
 ``proj.parametrizations.weight.original`` (C, U, D).
 """
-from typing import Callable, Sequence, Tuple
+from typing import Sequence, Tuple
 
 import torch
 from torch import nn
@@ -75,14 +75,11 @@ def share_heads(attn: nn.Module, head_index: Sequence[int]) -> None:
             module, name, SharedHeads(head_index, view, shape), unsafe=True)
 
 
-def attention_with_shared_heads(head_index: Sequence[int],
-                                *args,
-                                attn_layer: Callable[..., nn.Module] = Attention,
-                                **kwargs) -> nn.Module:
-    """An attention built by ``attn_layer(*args, **kwargs)`` whose heads are tied
-    by ``head_index`` (:func:`share_heads`): a block's ``attn_layer`` with
+def attention_with_shared_heads(head_index: Sequence[int], *args, **kwargs) -> Attention:
+    """An :class:`Attention` built from ``(*args, **kwargs)`` whose heads are tied by
+    ``head_index`` (:func:`share_heads`): a block's ``attn_layer`` with
     ``functools.partial(attention_with_shared_heads, head_index)``."""
-    attn = attn_layer(*args, **kwargs)
+    attn = Attention(*args, **kwargs)
     share_heads(attn, head_index)
     return attn
 

@@ -6,7 +6,7 @@ from typing import List
 import pytest
 import torch
 
-from helpers.models import images, tiny
+from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import REPO
 from mmvitdyn.models import AdapterViT, DynamicViT, DyTViT, DyTViTDet, ViT
 from mmvitdyn.models.layers import (AdapterBlock, Attention, DyTBlock, Mlp, PolicyAttention,
@@ -154,18 +154,22 @@ def test_forward_block_is_the_one_loop():
 
 @pytest.mark.parametrize('model_cls,kwargs,new', [
     (DynamicViT, dict(prune_loc=(1, )), {'predictors', 'adapter'}),
-    (DyTViT, dict(
-        out_type='featmap', out_indices=(0, 1, 2, 2),
-        pyramid=dict(type='RescalePyramid')), {'pyramid', 'adapter', 'dispatchers'}),
+    (DyTViT,
+     dict(
+         arch=dict(TINY_ARCH, num_layers=4),
+         out_type='featmap',
+         out_indices=(0, 1, 2, 3),
+         pyramid=dict(type='RescalePyramid')), {'pyramid', 'adapter', 'dispatchers'}),
     (DyTViTDet, dict(global_indices=(2, ), window_size=2), {'attn', 'adapter', 'dispatchers'}),
 ])
 def test_a_plain_vit_checkpoint_leaves_no_gap_in_the_parts_a_model_adds(
         tmp_path, model_cls, kwargs, new):
     """The model says which parts it creates on purpose, so loading a plain ViT
     reports them as new (info) and nothing as missing (a warning)."""
-    torch.save(tiny(ViT).state_dict(), tmp_path / 'vit.pth')
+    torch.save(tiny(ViT, arch=kwargs.get('arch', TINY_ARCH)).state_dict(), tmp_path / 'vit.pth')
     model = tiny(model_cls, adapter_cfg=dict(bottleneck=4), **kwargs)
     report = load_pretrained(model, str(tmp_path / 'vit.pth'))
+    assert len(model(images(1))) in (1, 4)  # it runs: one output, or one map per level
     assert report.missing == []
     assert {
         k.split('.')[0] if not k.startswith('blocks.') else k.split('.')[2]
@@ -247,3 +251,22 @@ def test_no_weight_decay_names_parameters():
                                     for n, _ in vit.named_parameters()} == {
                                         'cls_token', 'pos_embed'
                                     }
+
+
+def test_dyt_blocks_keep_their_parameter_order():
+    """Dispatchers before the adapter, as optimizer states of earlier versions (matched by
+    position on resume) have them."""
+    block = tiny(DyTViT, adapter_cfg=dict(bottleneck=4)).blocks[0]
+    order = list(dict.fromkeys(name.split('.')[0] for name, _ in block.named_parameters()))
+    assert order == ['norm1', 'attn', 'norm2', 'mlp', 'dispatchers', 'adapter']
+    full = tiny(DyTViT, dispatch=None, adapter_cfg=None, freeze_pretrained=False).blocks[0]
+    assert full.adapter is None
+
+
+def test_dyt_takes_its_own_block_class():
+
+    class Recorded(DyTBlock):
+        pass
+
+    model = tiny(DyTViT, block_fn=Recorded, adapter_cfg=dict(bottleneck=4))
+    assert all(type(b) is Recorded and b.dispatch == 'mlp' for b in model.blocks)

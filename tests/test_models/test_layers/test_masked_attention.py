@@ -74,3 +74,25 @@ def test_masked_equals_packed_attention_in_evaluation():
     with torch.no_grad():
         torch.testing.assert_close(
             masked_attention(attn, x, mask), packed_attention(attn, x, mask), atol=1e-5, rtol=1e-5)
+
+
+def test_masked_attention_ignores_a_skipped_key_scoring_far_above_the_rest():
+    """A skipped key scoring 140 above every active one must not push the active keys'
+    weights to zero (exp underflow): masked (training) equals packed (inference) and the
+    softmax over the active keys alone."""
+    attn = Attention(8, 1).eval()
+    with torch.no_grad():  # q = k = v = x: scores x_i . x_j / sqrt(8)
+        attn.qkv.weight.copy_(torch.eye(8).repeat(3, 1))
+        attn.qkv.bias.zero_()
+    torch.manual_seed(0)
+    x = torch.randn(1, 4, 8) * 0.1
+    x[0, 0, 0], x[0, 3, 0] = 10.0, 40.0  # scores of query 0: keys 0-2 <= 36, key 3 ~141
+    mask = torch.tensor([[1., 1, 1, 0]])
+    with torch.no_grad():
+        masked = masked_attention(attn, x, mask)
+        packed = packed_attention(attn, x, mask)
+        scores = x[0, :3] @ x[0, :3].T / 8**0.5
+        expected = attn.proj(scores.softmax(-1) @ x[0, :3])
+    assert float(x[0, 0] @ x[0, 3] / 8**0.5 - scores[0].max()) > 100
+    torch.testing.assert_close(masked[0, :3], expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(masked, packed, atol=1e-5, rtol=1e-5)
