@@ -27,9 +27,9 @@ from mmengine.config import DictAction
 from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter, TensorForward,
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
-from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          load_config)
-from mmvitdyn.utils import dump_json_atomically, is_local_path
+from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
+                            trusted_checkpoints, trusted_names)
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
 IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff')
@@ -44,7 +44,7 @@ def parse_args(argv=None):
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
 
 
@@ -113,7 +113,7 @@ class FlopCounts:
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
             images = list_images(args.input)
             if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):

@@ -7,11 +7,12 @@
 import argparse
 import os.path as osp
 
+from _runner_cli import add_runner_arguments, parse_runner_arguments
+
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, add_runner_arguments,
-                                          build_runner, checkpoint_trust, enable_visualization,
-                                          load_config, parse_runner_arguments, set_work_dir)
-from mmvitdyn.utils import is_local_path
+from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, build_runner,
+                                          enable_visualization, load_config, set_work_dir)
+from mmvitdyn.utils import is_local_path, trusted_checkpoints, trusted_names
 
 
 def parse_args(argv=None):
@@ -28,7 +29,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
             if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
                 raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')

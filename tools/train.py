@@ -11,14 +11,15 @@ uninterrupted run. The work dir is held for the run: a second run into it
 stops at once, naming the holder.
 """
 import argparse
+from contextlib import ExitStack
 
+from _runner_cli import add_runner_arguments, parse_runner_arguments
 from mmengine.runner import find_latest_checkpoint
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, add_runner_arguments, build_runner,
-                                          checkpoint_trust, enable_amp, hold_work_dir, load_config,
-                                          make_resumable, parse_runner_arguments, set_resume,
-                                          set_work_dir)
+from mmvitdyn.engine.runner_setup import (SetupError, build_runner, enable_amp, hold_work_dir,
+                                          load_config, make_resumable, set_resume, set_work_dir)
+from mmvitdyn.utils import WorkDirLockedError, trusted_checkpoints, trusted_names
 
 
 def parse_args(argv=None):
@@ -52,7 +53,14 @@ def main(argv=None):
     except SetupError as err:
         parser.error(str(err))
     resume = find_latest_checkpoint(cfg.work_dir) if args.resume == 'auto' else args.resume
-    with checkpoint_trust(parser, args, [resume]), hold_work_dir(parser, cfg.work_dir):
+    with ExitStack() as held:
+        try:
+            held.enter_context(trusted_checkpoints(trusted_names(args.trust_checkpoint, [resume])))
+            held.enter_context(hold_work_dir(cfg.work_dir))
+        except ValueError as err:
+            parser.error(str(err))
+        except WorkDirLockedError as err:
+            parser.exit(2, f'error: {err}\n')
         train(parser, args, cfg)
 
 

@@ -1,19 +1,18 @@
 """What ``tools/train.py`` and ``tools/test.py`` share: config loading,
 command-line overrides and Runner construction for mmpretrain, mmdet and
 mmseg configs alike (chosen by the config's ``default_scope``)."""
-import argparse
 import os
 import os.path as osp
 from contextlib import contextmanager
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.device import get_device
 from mmengine.registry import MODELS, RUNNERS
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
-from ..utils import TRUST_FLAG, WorkDirLock, WorkDirLockedError, trusted_checkpoints
+from ..utils import WorkDirLock
 from .distributed import default_model_wrapper, init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
@@ -26,56 +25,6 @@ SCOPES = {
 
 class SetupError(Exception):
     """A command-line or config problem the user can fix; tools print it plainly."""
-
-
-def add_trust_argument(parser: argparse.ArgumentParser) -> None:
-    """``--trust-checkpoint [PATH ...]``: the opt-in to fully unpickle the
-    checkpoints it names (see :mod:`mmvitdyn.utils.checkpoint_trust`), for
-    every tool that loads one; used with :func:`checkpoint_trust`."""
-    parser.add_argument(
-        TRUST_FLAG,
-        nargs='*',
-        metavar='PATH',
-        help='fully unpickle these checkpoints (paths or URLs; without PATHs: the checkpoint '
-        'arguments of this command) although they hold more than tensors and what an mmengine '
-        'Runner checkpoint holds; this can run code from the files, so only for files whose '
-        f'source you trust. Other checkpoints stay refused. Put it last, or use {TRUST_FLAG}=PATH')
-
-
-@contextmanager
-def checkpoint_trust(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                     own: Sequence[Optional[str]]) -> Iterator[None]:
-    """Inside the block, trust what ``--trust-checkpoint`` names: its PATHs, or
-    without PATHs ``own``, the command's own checkpoint arguments (None
-    entries skipped). Nothing is trusted outside the block or in other processes."""
-    names = getattr(args, TRUST_FLAG[2:].replace('-', '_'), None)
-    if names == []:
-        names = [name for name in own if name]
-        if not names:
-            parser.error(f'{TRUST_FLAG} without PATHs trusts the checkpoint arguments of the '
-                         f'command, and this one has none; name the files: {TRUST_FLAG} PATH ...')
-    with trusted_checkpoints(names or []):
-        yield
-
-
-def add_runner_arguments(parser: argparse.ArgumentParser, example_option: str) -> None:
-    """Arguments every tool shares: ``--cfg-options``, ``--launcher``, ``--local-rank``,
-    ``--trust-checkpoint``."""
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help=f'override config entries, e.g. {example_option}')
-    add_trust_argument(parser)
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-
-
-def parse_runner_arguments(parser: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
-    """Parse, and export ``LOCAL_RANK`` for launchers that pass ``--local-rank``."""
-    args = parser.parse_args(argv)
-    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
-    return args
 
 
 def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:
@@ -114,15 +63,15 @@ def launcher_rank() -> int:
 
 
 @contextmanager
-def hold_work_dir(parser: argparse.ArgumentParser, work_dir: str) -> Iterator[None]:
-    """Hold ``work_dir`` (on rank 0) for the block; another live run's hold
-    stops the command with a message naming it, before anything is written."""
+def hold_work_dir(work_dir: str) -> Iterator[None]:
+    """Hold ``work_dir`` (on rank 0) for the block.
+
+    Raises:
+        WorkDirLockedError: Another live run holds it (named in the message).
+    """
     lock = WorkDirLock(work_dir)
     if launcher_rank() == 0:
-        try:
-            lock.acquire()
-        except WorkDirLockedError as err:
-            parser.exit(2, f'error: {err}\n')
+        lock.acquire()
     try:
         yield
     finally:

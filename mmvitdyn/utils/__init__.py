@@ -3,15 +3,16 @@ from .atomic_save import (ATOMIC_BACKEND, AtomicLocalBackend, atomic_target, dum
 from .checkpoint_loader import (EXPANSION_ENV, UnsafeCheckpointError, check_zip_bounds,
                                 load_checkpoint_file, max_expansion)
 from .checkpoint_schemes import SCHEMES, register_checkpoint_schemes
-from .checkpoint_trust import (TRUST_ENV, TRUST_FLAG, env_trusts_all, is_local_path, is_trusted,
-                               trusted_checkpoints)
+from .checkpoint_trust import (TRUST_ENV, TRUST_FLAG, TRUST_OPTION, env_trusts_all, is_local_path,
+                               is_trusted, trusted_checkpoints, trusted_names)
 from .checkpoint_values import RUNNER_CHECKPOINT_GLOBALS
 from .work_dir_lock import WorkDirLock, WorkDirLockedError
 
 __all__ = [
     'ATOMIC_BACKEND', 'AtomicLocalBackend', 'EXPANSION_ENV', 'RUNNER_CHECKPOINT_GLOBALS', 'SCHEMES',
-    'TRUST_ENV', 'TRUST_FLAG', 'UnsafeCheckpointError', 'WorkDirLock', 'WorkDirLockedError',
-    'atomic_target', 'check_zip_bounds', 'dump_json_atomically', 'env_trusts_all', 'is_local_path',
-    'is_trusted', 'load_checkpoint_file', 'max_expansion', 'register_checkpoint_schemes',
-    'remove_orphaned_temporaries', 'save_atomically', 'trusted_checkpoints'
+    'TRUST_ENV', 'TRUST_FLAG', 'TRUST_OPTION', 'UnsafeCheckpointError', 'WorkDirLock',
+    'WorkDirLockedError', 'atomic_target', 'check_zip_bounds', 'dump_json_atomically',
+    'env_trusts_all', 'is_local_path', 'is_trusted', 'load_checkpoint_file', 'max_expansion',
+    'register_checkpoint_schemes', 'remove_orphaned_temporaries', 'save_atomically',
+    'trusted_checkpoints', 'trusted_names'
 ]

@@ -15,10 +15,19 @@ import os
 import os.path as osp
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import FrozenSet, Iterable, Iterator
+from typing import FrozenSet, Iterable, Iterator, List, Optional, Sequence
 
 TRUST_ENV = 'MMVITDYN_TRUST_CHECKPOINTS'
 TRUST_FLAG = '--trust-checkpoint'
+# The tools' ``--trust-checkpoint [PATH ...]`` option: keyword arguments of
+# ``ArgumentParser.add_argument(TRUST_FLAG, ...)``; its value goes to :func:`trusted_names`.
+TRUST_OPTION = dict(
+    nargs='*',
+    metavar='PATH',
+    help='fully unpickle these checkpoints (paths or URLs; without PATHs: the checkpoint '
+    'arguments of this command) although they hold more than tensors and what an mmengine '
+    'Runner checkpoint holds; this can run code from the files, so only for files whose '
+    f'source you trust. Other checkpoints stay refused. Put it last, or use {TRUST_FLAG}=PATH')
 TRUST_VALUES = {'1': True, '0': False, '': False}
 
 _TRUSTED: ContextVar[FrozenSet[str]] = ContextVar(
@@ -61,6 +70,23 @@ def is_trusted(*names) -> bool:
         return True
     trusted = _TRUSTED.get()
     return any(checkpoint_key(name) in trusted for name in names if name is not None)
+
+
+def trusted_names(option: Optional[List[str]], own: Sequence[Optional[str]]) -> List[str]:
+    """The checkpoints a command's ``--trust-checkpoint`` value trusts: its PATHs;
+    without PATHs (``[]``) the command's own checkpoint arguments ``own`` (None
+    entries skipped); nothing when the option is absent (None).
+
+    Raises:
+        ValueError: The option has no PATHs and the command no checkpoint argument.
+    """
+    if option != []:
+        return list(option or [])
+    names = [name for name in own if name]
+    if not names:
+        raise ValueError(f'{TRUST_FLAG} without PATHs trusts the checkpoint arguments of the '
+                         f'command, and this one has none; name the files: {TRUST_FLAG} PATH ...')
+    return names
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from helpers.tools import PLAIN_PATH, REPO
 # Runs tools/train.py with Runner.train replaced by what it does before the first
 # step (build the optimiser wrapper) plus building and running the pipelines.
 DRIVER = r'''
-import copy, json, runpy, sys
+import copy, json, os, runpy, sys
 import numpy as np
 from PIL import Image
 from mmengine.dataset import Compose
@@ -48,6 +48,7 @@ def build_without_training(runner):
 
 Runner.train = build_without_training
 sys.argv = sys.argv[1:]  # python -c DRIVER tools/train.py CONFIG ...
+sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as python puts a script's folder first
 runpy.run_path(sys.argv[0], run_name='__main__')
 '''
 

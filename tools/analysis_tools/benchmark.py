@@ -65,10 +65,11 @@ from torch import nn
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import add_trust_argument, checkpoint_trust, load_config
+from mmvitdyn.engine.runner_setup import load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.models.layers import DISPATCH_PARTS
-from mmvitdyn.utils import dump_json_atomically
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, trusted_checkpoints,
+                            trusted_names)
 
 # The training steps compared: DyTImageClassifier arguments, how the step runs
 # and in how many processes (gloo ranks; 1 = no wrapper).
@@ -142,7 +143,7 @@ def parse_args(argv=None):
         default=64,
         help='validation images (one batch) that --trained models are timed on')
     parser.add_argument('--json', help='--trained: also write the figures to this JSON file')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     args = parser.parse_args(argv)
     if args.trust_checkpoint is not None and not args.trained:
         parser.error('--trust-checkpoint applies to the checkpoints of --trained; no other mode '
@@ -574,7 +575,7 @@ def main(argv=None):
         train_step_worker(args)
         return
     if args.trained:
-        with checkpoint_trust(parser, args, args.trained[1::2]):
+        with trusted_checkpoints(trusted_names(args.trust_checkpoint, args.trained[1::2])):
             benchmark_trained(args)
         return
     if args.reduction:

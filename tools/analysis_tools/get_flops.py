@@ -34,10 +34,10 @@ from mmengine.utils import ProgressBar
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find_dyt_backbone,
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          load_config)
+from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.models.layers import is_dyt_param
-from mmvitdyn.utils import dump_json_atomically, is_local_path
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
+                            trusted_checkpoints, trusted_names)
 
 
 def parse_args(argv=None):
@@ -62,7 +62,7 @@ def parse_args(argv=None):
         nargs='+',
         action=DictAction,
         help='override config entries, e.g. model.backbone.dispatch=attn')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
 
 
@@ -146,7 +146,11 @@ def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tup
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    try:  # the checkpoint is optional here
+        trusted = trusted_names(args.trust_checkpoint, [args.checkpoint])
+    except ValueError as err:
+        parser.error(str(err))
+    with trusted_checkpoints(trusted):
         try:
             if args.checkpoint is not None and is_local_path(args.checkpoint) \
                     and not osp.isfile(args.checkpoint):

@@ -25,9 +25,9 @@ from mmengine.dataset import Compose, pseudo_collate
 
 from mmvitdyn.analysis import TensorForward, find_dyt_backbone, part_rates
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          load_config)
-from mmvitdyn.utils import dump_json_atomically, is_local_path
+from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
+                            trusted_checkpoints, trusted_names)
 from mmvitdyn.visualization import SkipView, plot_rates, plot_skip_map, rates_summary
 
 
@@ -39,7 +39,7 @@ def parse_args(argv=None):
     parser.add_argument('--out-dir', default='work_dirs/dispatch_maps')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
 
 
@@ -58,7 +58,7 @@ def load_images(cfg, paths: List[str]) -> dict:
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
             for path in [args.checkpoint, *args.images]:
                 if is_local_path(path) and not osp.isfile(path):

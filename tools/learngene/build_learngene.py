@@ -31,13 +31,13 @@ from mmpretrain.models import SwinTransformer
 
 from mmvitdyn.apis import init_model
 from mmvitdyn.datasets import check_data_roots
-from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          load_config)
+from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.learngene import build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
 from mmvitdyn.models.utils import load_pretrained, load_state_dict_file
-from mmvitdyn.utils import is_local_path
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, is_local_path, trusted_checkpoints,
+                            trusted_names)
 
 IMAGE_SUFFIXES = {'.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff'}
 
@@ -67,7 +67,7 @@ def parse_args(argv=None):
     parser.add_argument('--seed', type=int, default=0, help='seed of the image sample')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
 
 
@@ -139,7 +139,7 @@ def batches(model, fetch, items, batch_size: int, progress: ProgressBar):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         logger = MMLogger.get_instance('learngene', log_level='INFO')
         try:
             cfg = load_config(args.config, args.cfg_options)

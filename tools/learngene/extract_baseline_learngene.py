@@ -19,10 +19,10 @@ import os.path as osp
 from build_learngene import build_ancestry
 from mmengine.config import DictAction
 
-from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          load_config)
+from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.learngene import BlockLearngene, LinearExpansionViT, TLEGLearngene
 from mmvitdyn.models import ViT
+from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION, trusted_checkpoints, trusted_names
 
 
 def parse_args(argv=None):
@@ -33,13 +33,13 @@ def parse_args(argv=None):
     parser.add_argument('--out', required=True, help='learngene file to write')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
 
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
             backbone = build_ancestry(
                 load_config(args.config, args.cfg_options), args.checkpoint, 'cpu').backbone

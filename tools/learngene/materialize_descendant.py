@@ -14,10 +14,10 @@ from mmengine.config import DictAction
 from mmengine.runner import load_checkpoint
 
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import (SetupError, add_trust_argument, checkpoint_trust,
-                                          load_config)
+from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.learngene import LearngeneViT
-from mmvitdyn.utils import save_atomically
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, save_atomically, trusted_checkpoints,
+                            trusted_names)
 
 MATERIALIZED = 'model.backbone.ffn_sharing=independent model.backbone.tie_heads=False'
 
@@ -30,13 +30,13 @@ def parse_args(argv=None):
     parser.add_argument('--out', required=True, help='checkpoint to write')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
 
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with checkpoint_trust(parser, args, [args.checkpoint]):
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
             model = init_model(load_config(args.config, args.cfg_options))
             if not isinstance(model.backbone, LearngeneViT):

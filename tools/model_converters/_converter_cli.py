@@ -5,10 +5,10 @@ The conversion itself is :mod:`mmvitdyn.models.utils.checkpoint_convert`.
 import argparse
 from typing import List, Optional, Sequence
 
-from mmvitdyn.engine.runner_setup import add_trust_argument, checkpoint_trust
 from mmvitdyn.models.utils import (convert_checkpoint, describe_checkpoint, detect_format,
                                    jax_num_heads, load_state_dict_file, to_classifier)
-from mmvitdyn.utils import UnsafeCheckpointError, save_atomically
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, UnsafeCheckpointError, save_atomically,
+                            trusted_checkpoints, trusted_names)
 
 # The converter of each format.
 TOOLS = {
@@ -73,11 +73,11 @@ def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] 
         action='store_true',
         help='write a classifier checkpoint (backbone.* and head.fc.*) for '
         'load_from, instead of backbone keys for init_cfg')
-    add_trust_argument(parser)
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     args = parser.parse_args(argv)
 
     try:
-        with checkpoint_trust(parser, args, [args.src]):
+        with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.src])):
             source = load_state_dict_file(args.src)
         fmt = detect_format(source)
         if fmt not in formats:
