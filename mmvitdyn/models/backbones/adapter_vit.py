@@ -36,6 +36,11 @@ def check_adapter_cfg(cfg: dict) -> dict:
     return cfg
 
 
+def _is_under(name: str, prefix: str) -> bool:
+    """Whether parameter ``name`` is ``prefix`` or lies under it (a dotted prefix)."""
+    return name == prefix or name.startswith(prefix + '.')
+
+
 @MODELS.register_module()
 class AdapterViT(ViT):
     """A ViT tuned by AdaptFormer: frozen pretrained weights, an adapter beside
@@ -111,12 +116,12 @@ class AdapterViT(ViT):
         ``unfreeze`` names."""
         if is_dyt_param(name) or name.startswith('pyramid.'):
             return True
-        return any(name == u or name.startswith(u + '.') for u in self.unfreeze)
+        return any(_is_under(name, entry) for entry in self.unfreeze)
 
     def _freeze(self) -> None:
         names = [name for name, _ in self.named_parameters()]
         for pattern in self.unfreeze:
-            if not any(n == pattern or n.startswith(pattern + '.') for n in names):
+            if not any(_is_under(n, pattern) for n in names):
                 raise ValueError(f'unfreeze entry {pattern!r} matches no parameter of '
                                  f'{type(self).__name__}')
         for name, param in self.named_parameters():
