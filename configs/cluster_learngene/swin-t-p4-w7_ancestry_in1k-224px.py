@@ -3,7 +3,7 @@
 # pipeline it was trained with; its ImageNet-1k checkpoint (mmpretrain's) is
 # given to the tool, the model is not trained here. MAD is measured inside the
 # (shifted) windows, heads are clustered per block and FFNs grouped within a
-# stage (mmvitdyn/learngene/swin.py):
+# stage (mmvitdyn/learngene/ancestries/swin.py):
 #   python tools/learngene/build_learngene.py \
 #       configs/cluster_learngene/swin-t-p4-w7_ancestry_in1k-224px.py \
 #       checkpoints/swin-tiny_in1k.pth \

@@ -1,51 +1,53 @@
-"""Cluster-Learngene (NeurIPS 2024): condense an ancestry ViT into a learngene
+"""Cluster-Learngene (NeurIPS 2024): condense an ancestry into a learngene
 and initialise descendants of elastic size from it.
 
-One module per step: ``attention_distance`` (MAD per head),
-``head_clustering`` (DBSCAN / k-means, priority order), ``ffn_grouping``
-(which adjacent layers share an FFN), ``artefact`` (the learngene file),
-``inheritance`` (priority weight-sharing, depth rule, FFN sharing modes) and
-``descendant`` (the descendant backbones ``LearngeneViT`` and
-``DyTLearngeneViT``); ``builder`` runs steps 1-4 and ``visualization`` plots
-the MAD table. The paper's baselines are initialisation modes of the same
-descendants, from their own learngenes: ``block_learngene`` (Heuristic- and
-Auto-Learngene: whole ancestry blocks) and ``tleg`` (TLEG: theta_A, theta_B
-and the Aux-Net that learns them); ``fields`` holds what all learngene files
-share (the ancestry description, block state dicts, field checks). ``swin``
-holds a Swin Transformer ancestry's learngene (heads clustered per block on
-their MAD inside the windows, FFNs grouped within a stage) and its
-descendant ``LearngeneSwin``. The
-layers a descendant uses (the learnable FFN expansion, tied heads) are in
-:mod:`mmvitdyn.models.layers`: this package reads the models, the models do
-not import it.
+The steps, one module each: ``attention_distance`` (step 1, MAD per head),
+``head_clustering`` (step 2), ``ffn_grouping`` (step 3), ``inheritance``
+(step 5: priority weight-sharing, depth rule, FFN sharing modes);
+``builder`` runs steps 1-4 for any ancestry. By family:
+
+- ``ancestries/``: what building reads of an ancestry family (``ViT``,
+  mmpretrain's ``SwinTransformer``): its MAD recorder, condense and extract
+  steps, found by :func:`ancestry_for`.
+- ``artefacts/``: the learngene files (``vit``, ``swin``; the baselines'
+  ``block`` (Heuristic-, Auto-Learngene) and ``tleg``), on the shared file
+  format of ``file_format``.
+- ``descendants/``: the backbones that inherit them (``LearngeneViT``,
+  ``DyTLearngeneViT``, ``LearngeneSwin``).
+
+``visualization`` plots the MAD table. The layers a descendant uses (the
+learnable FFN expansion, tied heads) and TLEG's Aux-Net are in
+:mod:`mmvitdyn.models`: this package reads the models, the models do not
+import it.
 """
-from .artefact import CENTROIDS, FFNGroup, Learngene, LearngeneLayer
-from .attention_distance import (AttentionDistanceRecorder, WindowAttentionDistanceRecorder,
-                                 attention_distance, mean_attention_distance, patch_attention,
-                                 patch_distances, record_attention_distance)
-from .block_learngene import BlockLearngene, block_sources, learngene_blocks
-from .builder import build_learngene, check_build_args, condense
-from .descendant import INIT_MODES, DyTLearngeneViT, LearngeneViT
+from ..models.backbones import LinearExpansionViT, expansion_coefficients
+from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, SwinAncestry, ViTAncestry,
+                         WindowAttentionDistanceRecorder, ancestry_for)
+from .artefacts import (BlockLearngene, FFNGroup, Learngene, LearngeneLayer, SwinLearngene,
+                        TLEGLearngene, block_sources, learngene_blocks)
+from .attention_distance import attention_distance, patch_attention, patch_distances
+from .builder import (build_learngene, check_build_args, condense, mean_attention_distance,
+                      record_attention_distance)
+from .descendants import INIT_MODES, DyTLearngeneViT, LearngeneSwin, LearngeneViT
 from .ffn_grouping import explicit_groups, group_ffns
 from .head_clustering import (HeadCluster, cluster_heads, dbscan_clusters, dbscan_labels,
                               kmeans_clusters, make_cluster, priority_order)
 from .inheritance import (FFN_SHARING, HEAD_SCHEDULES, LINEAR_HEAD_SCHEDULES, DescendantPlan,
-                          FFNRun, copy_into, ffn_runs, head_assignment, heads_per_layer,
-                          inherit_attention, layer_sources, plan_descendant, plan_whole_layers)
-from .swin import LearngeneSwin, SwinLearngene, condense_swin
-from .tleg import LinearExpansionViT, TLEGLearngene, expansion_coefficients
+                          FFNRun, copy_into, ffn_runs, head_assignment, heads_from_omega,
+                          heads_per_layer, inherit_attention, layer_sources, plan_descendant,
+                          plan_whole_layers)
 from .visualization import plot_mad
 
 __all__ = [
-    'AttentionDistanceRecorder', 'BlockLearngene', 'CENTROIDS', 'DescendantPlan', 'DyTLearngeneViT',
-    'FFNGroup', 'FFNRun', 'FFN_SHARING', 'HEAD_SCHEDULES', 'HeadCluster', 'INIT_MODES',
-    'LINEAR_HEAD_SCHEDULES', 'Learngene', 'LearngeneLayer', 'LearngeneViT', 'LearngeneSwin',
-    'LinearExpansionViT', 'SwinLearngene', 'TLEGLearngene', 'WindowAttentionDistanceRecorder',
-    'attention_distance', 'block_sources', 'build_learngene', 'check_build_args', 'cluster_heads',
-    'condense', 'condense_swin', 'copy_into', 'dbscan_clusters', 'dbscan_labels',
-    'expansion_coefficients', 'explicit_groups', 'ffn_runs', 'group_ffns', 'head_assignment',
-    'heads_per_layer', 'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks',
-    'make_cluster', 'mean_attention_distance', 'patch_attention', 'patch_distances',
-    'plan_descendant', 'plan_whole_layers', 'plot_mad', 'priority_order',
-    'record_attention_distance'
+    'Ancestry', 'AttentionDistanceRecorder', 'BlockLearngene', 'CENTROIDS', 'DescendantPlan',
+    'DyTLearngeneViT', 'FFNGroup', 'FFNRun', 'FFN_SHARING', 'HEAD_SCHEDULES', 'HeadCluster',
+    'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'Learngene', 'LearngeneLayer', 'LearngeneViT',
+    'LearngeneSwin', 'LinearExpansionViT', 'SwinAncestry', 'SwinLearngene', 'TLEGLearngene',
+    'ViTAncestry', 'WindowAttentionDistanceRecorder', 'ancestry_for', 'attention_distance',
+    'block_sources', 'build_learngene', 'check_build_args', 'cluster_heads', 'condense',
+    'copy_into', 'dbscan_clusters', 'dbscan_labels', 'expansion_coefficients', 'explicit_groups',
+    'ffn_runs', 'group_ffns', 'head_assignment', 'heads_from_omega', 'heads_per_layer',
+    'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks', 'make_cluster',
+    'mean_attention_distance', 'patch_attention', 'patch_distances', 'plan_descendant',
+    'plan_whole_layers', 'plot_mad', 'priority_order', 'record_attention_distance'
 ]

@@ -1,15 +1,14 @@
-"""Steps 1-4 in one call: from an ancestry ViT and images to a learngene."""
+"""Steps 1-4 in one call: from an ancestry and images to a learngene, for
+any ancestry family (:func:`~.ancestries.ancestry_for`)."""
 from typing import Iterable, List, Optional, Sequence, Union
 
 import torch
-from mmpretrain.models import SwinTransformer
 from torch import nn
 
-from .artefact import CENTROIDS, Learngene
-from .attention_distance import record_attention_distance
-from .ffn_grouping import group_ffns
-from .head_clustering import check_clustering_args, cluster_heads
-from .swin import SwinLearngene, condense_swin
+from .ancestries import CENTROIDS, ancestry_for
+from .artefacts.swin import SwinLearngene
+from .artefacts.vit import Learngene
+from .head_clustering import check_clustering_args
 
 
 def check_build_args(method: str, eps: float, min_samples: int, k, centroid: str) -> None:
@@ -17,6 +16,35 @@ def check_build_args(method: str, eps: float, min_samples: int, k, centroid: str
     check_clustering_args(method, eps, min_samples, k)
     if centroid not in CENTROIDS:
         raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
+
+
+@torch.no_grad()
+def record_attention_distance(backbone: nn.Module, batches: Iterable[torch.Tensor]):
+    """Run ``backbone`` (in eval mode) over ``batches`` and record every head's
+    MAD with its family's recorder.
+
+    Args:
+        backbone (nn.Module): The ancestry: mmvitdyn's ViT, or mmpretrain's
+            SwinTransformer (MAD inside its windows).
+        batches (Iterable[Tensor]): Preprocessed images (B, 3, H, W), i.e.
+            already normalised exactly as the model was trained.
+
+    Returns:
+        The recorder (``mean()``, ``num_images``).
+    """
+    recorder = ancestry_for(backbone).recorder()
+    backbone.eval()
+    with recorder.recording():
+        for images in batches:
+            backbone(images)
+    return recorder
+
+
+def mean_attention_distance(backbone: nn.Module,
+                            batches) -> Union[torch.Tensor, List[torch.Tensor]]:
+    """MAD (num_layers, num_heads) of ``backbone`` averaged over ``batches``
+    (one table per stage for a Swin; see :func:`record_attention_distance`)."""
+    return record_attention_distance(backbone, batches).mean()
 
 
 def condense(backbone: nn.Module,
@@ -30,37 +58,24 @@ def condense(backbone: nn.Module,
              ffn_clustering: bool = True,
              ffn_groups: Optional[Sequence[Sequence[int]]] = None,
              settings: Optional[dict] = None) -> Union[Learngene, SwinLearngene]:
-    """Steps 2-4: cluster the heads by their MAD, group the FFNs, extract.
+    """Steps 2-4: cluster the heads by their MAD, group the FFNs, extract
+    (the family's :meth:`~.ancestries.Ancestry.condense`).
 
     Args:
         backbone (nn.Module): mmvitdyn ``ViT`` ancestry, or mmpretrain
-            ``SwinTransformer`` (stage by stage, see ``condense_swin``).
+            ``SwinTransformer`` (stage by stage).
         mad (Tensor | list[Tensor]): (num_layers, num_heads) MAD table
             (step 1); for a Swin one per stage.
         num_images (int): Images the MAD was averaged over (recorded).
         method, eps, min_samples, k: Head clustering (see ``cluster_heads``).
-        centroid (str): 'select' or 'average' (see ``Learngene.extract``).
+        centroid (str): 'select' or 'average'.
         ffn_clustering (bool): False disables FFN grouping (ablation).
         ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
         settings (dict, optional): Extra entries recorded in the learngene.
     """
     check_build_args(method, eps, min_samples, k, centroid)
-    if isinstance(backbone, SwinTransformer):
-        if ffn_groups is not None:
-            raise ValueError(f'ffn_groups={ffn_groups!r}: explicit FFN groups are not supported '
-                             'for a Swin ancestry (its groups are found per stage)')
-        return condense_swin(backbone, mad, method, eps, min_samples, k, centroid, ffn_clustering,
-                             dict(settings or {}, num_images=num_images))
-    clusters = cluster_heads(mad, method, eps, min_samples, k)
-    groups = group_ffns([len(c) for c in clusters], mad.shape[1], ffn_clustering, ffn_groups)
-    record = dict(
-        method=method,
-        num_images=num_images,
-        ffn_groups='explicit' if ffn_groups is not None else
-        ('adjacent equal counts' if ffn_clustering else 'disabled'))
-    record.update(dict(eps=eps, min_samples=min_samples) if method == 'dbscan' else dict(k=k))
-    record.update(settings or {})
-    return Learngene.extract(backbone, mad, clusters, groups, centroid, record)
+    return ancestry_for(backbone).condense(mad, num_images, method, eps, min_samples, k, centroid,
+                                           ffn_clustering, ffn_groups, settings)
 
 
 def build_learngene(backbone: nn.Module,

@@ -39,7 +39,9 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from .artefact import Learngene, LearngeneLayer
+from .artefacts.layers import LearngeneLayer
+from .artefacts.vit import Learngene
+from .file_format import require
 
 FFN_SHARING = ('tied', 'independent')
 # The paper's named schedules: omega (H_a / H_d) of the three thirds of the depth.
@@ -96,16 +98,7 @@ def heads_per_layer(num_layers: int,
         omegas = [omega] * num_layers if isinstance(omega, (int, float)) else list(omega)
         if len(omegas) != num_layers:
             raise ValueError(f'omega has {len(omegas)} entries for {num_layers} layers')
-        heads = []
-        for value in omegas:
-            if not value > 0:
-                raise ValueError(f'omega={value!r} must be > 0')
-            count = ancestry_heads / value
-            if abs(count - round(count)) > 1e-6:
-                raise ValueError(
-                    f'omega={value} cannot form heads: H_a / omega = {ancestry_heads} / '
-                    f'{value} = {count:g} is not a whole number')
-            heads.append(int(round(count)))
+        heads = [heads_from_omega(ancestry_heads, value) for value in omegas]
     elif num_heads is None:
         heads = [ancestry_heads] * num_layers
     else:
@@ -117,6 +110,21 @@ def heads_per_layer(num_layers: int,
             raise ValueError(
                 f'layer {index} would have {count!r} heads; every layer needs at least one')
     return heads
+
+
+def heads_from_omega(ancestry_heads: int, omega: float) -> int:
+    """H_a / omega, the heads of a descendant layer (or stage).
+
+    Raises:
+        ValueError: omega is not > 0, or H_a / omega is not a whole number.
+    """
+    if isinstance(omega, bool) or not isinstance(omega, (int, float)) or not omega > 0:
+        raise ValueError(f'omega={omega!r} must be > 0')
+    count = ancestry_heads / omega
+    if abs(count - round(count)) > 1e-6:
+        raise ValueError(f'omega={omega} cannot form heads: H_a / omega = {ancestry_heads} / '
+                         f'{omega} = {count:g} is not a whole number')
+    return int(round(count))
 
 
 def head_assignment(num_centroids: int, num_heads: int) -> List[int]:
@@ -231,6 +239,42 @@ def plan_whole_layers(sources: Sequence[Optional[int]], heads: Sequence[int]) ->
                            for s in sources], list(heads), [list(range(h)) for h in heads],
                           [FFNRun(-1, (layer, )) for layer in range(len(heads))], 'independent',
                           False)
+
+
+def check_built_from(model: nn.Module, path: str, built: dict, given: dict) -> None:
+    """Refuse to inherit a learngene whose structure differs from the one
+    ``model`` was built from (``path``).
+
+    Args:
+        built, given (dict): Description -> value (e.g. ``'centroids per
+            layer'`` -> assignments) of the model and of the learngene given.
+
+    Raises:
+        ValueError: Naming both descriptions, when they differ.
+    """
+    if built != given:
+
+        def describe(entries: dict) -> str:
+            return ', '.join(f'{key} {value}' for key, value in entries.items())
+
+        raise ValueError(f'this {type(model).__name__} was built from {path} ({describe(built)}); '
+                         f'the learngene given has {describe(given)}')
+
+
+def copy_state(module: nn.Module, state: dict, name: str, field: str, inherited: Dict[str,
+                                                                                      int]) -> None:
+    """Copy the learngene's ``state`` (its entry ``field``) into every
+    parameter of ``module`` (``name`` in the descendant) and record each in
+    ``inherited`` (descendant name -> size).
+
+    Raises:
+        ValueError: ``field.key`` is missing, or mis-shaped (named).
+    """
+    for key, _ in list(module.named_parameters()):
+        owner, _, leaf = key.rpartition('.')
+        value = require(state, key, field)
+        copy_into(module.get_submodule(owner), leaf, value, f'{name}.{key}')
+        inherited[f'{name}.{key}'] = value.numel()
 
 
 def copy_into(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:

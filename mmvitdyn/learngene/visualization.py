@@ -1,24 +1,9 @@
 """A picture of the clustering: MAD per head per layer, coloured by cluster."""
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Optional, Union
 
-import torch
-
-from .artefact import Learngene
-from .fields import format_settings
-from .head_clustering import HeadCluster
-from .swin import SwinLearngene
-
-
-def mad_columns(
-    learngene: Union[Learngene, SwinLearngene]
-) -> List[Tuple[str, torch.Tensor, Sequence[HeadCluster]]]:
-    """(label, MAD of its heads, clusters) of every layer; a Swin's blocks
-    are labelled ``stage.block``."""
-    if isinstance(learngene, SwinLearngene):
-        return [(f'{s}.{b}', stage.mad[b], layer.clusters)
-                for s, stage in enumerate(learngene.stages) for b, layer in enumerate(stage.layers)]
-    return [(str(index), learngene.mad[index], layer.clusters)
-            for index, layer in enumerate(learngene.layers)]
+from .artefacts.swin import SwinLearngene
+from .artefacts.vit import Learngene
+from .file_format import format_settings
 
 
 def plot_mad(learngene: Union[Learngene, SwinLearngene],
@@ -35,7 +20,7 @@ def plot_mad(learngene: Union[Learngene, SwinLearngene],
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    columns = mad_columns(learngene)
+    columns = learngene.mad_columns()
     cmap = plt.get_cmap('tab10')
     fig, ax = plt.subplots(figsize=(max(6., 0.6 * len(columns) + 2), 4.5))
     for layer, (_, row, clusters) in enumerate(columns):

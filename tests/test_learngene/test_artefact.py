@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from helpers.learngene import learngene_with_counts, make_ancestry, write_learngene
-from mmvitdyn.learngene import Learngene, cluster_heads, group_ffns
+from mmvitdyn.learngene import Learngene, ViTAncestry, cluster_heads, group_ffns
 
 
 def test_round_trip(ancestry, tmp_path):
@@ -42,12 +42,12 @@ def test_average_centroid_averages_members_and_ffns(ancestry):
     clusters = cluster_heads(mad, eps=5)
     groups = group_ffns([len(c) for c in clusters], 4)
     assert groups == [(0, ), (1, 2)]
-    learngene = Learngene.extract(ancestry, mad, clusters, groups, centroid='average')
+    learngene = ViTAncestry(ancestry).extract(mad, clusters, groups, centroid='average')
     qkv = ancestry.blocks[0].attn.qkv.weight.view(3, 4, 8, 32)
     torch.testing.assert_close(learngene.layers[0].qkv_weight[0], qkv[:, :2].mean(1))
     fc1 = (ancestry.blocks[1].mlp.fc1.weight + ancestry.blocks[2].mlp.fc1.weight) / 2
     torch.testing.assert_close(learngene.ffn_groups[1].weights['fc1.weight'], fc1)
-    select = Learngene.extract(ancestry, mad, clusters, groups, centroid='select')
+    select = ViTAncestry(ancestry).extract(mad, clusters, groups, centroid='select')
     assert torch.equal(select.ffn_groups[1].weights['fc1.weight'],
                        ancestry.blocks[1].mlp.fc1.weight)
 

@@ -11,7 +11,7 @@ from helpers.learngene import broken, make_ancestry, write_learngene
 from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import REPO, load_tool
 from mmvitdyn.learngene import (BlockLearngene, LearngeneViT, LinearExpansionViT, TLEGLearngene,
-                                learngene_blocks)
+                                ViTAncestry, learngene_blocks)
 from mmvitdyn.models import ViT
 
 ARCH7 = dict(TINY_ARCH, num_layers=7)  # deep enough for both block rules, which then differ
@@ -46,7 +46,8 @@ def same_block(ours, theirs) -> bool:
 # --------------------------------------------------- Heuristic, Auto-Learngene
 @pytest.mark.parametrize('method,blocks', [('heuristic', (4, 5, 6)), ('auto', (0, 1, 2, 3, 4, 5))])
 def test_block_learngene_holds_the_rule_s_blocks(ancestry, tmp_path, method, blocks):
-    loaded = BlockLearngene.load(save(BlockLearngene.extract(ancestry, method), tmp_path, 'b.pth'))
+    loaded = BlockLearngene.load(
+        save(ViTAncestry(ancestry).extract_blocks(method), tmp_path, 'b.pth'))
     assert loaded.method == method and loaded.layers == blocks
     for state, index in zip(loaded.blocks, blocks):
         theirs = dict(ancestry.blocks[index].named_parameters())
@@ -67,7 +68,7 @@ def test_block_learngene_holds_the_rule_s_blocks(ancestry, tmp_path, method, blo
         ('auto', 4, [0, 1, 2, 3]),
     ])
 def test_block_baseline_descendants(ancestry, tmp_path, method, num_layers, sources):
-    path = save(BlockLearngene.extract(ancestry, method), tmp_path, 'b.pth')
+    path = save(ViTAncestry(ancestry).extract_blocks(method), tmp_path, 'b.pth')
     model = descendant(path, method, arch=dict(num_layers=num_layers))
     for layer, source in enumerate(sources):
         if source is None:
@@ -154,7 +155,7 @@ def test_aux_net_norms_start_as_layer_norm():
                                                      (6, (0., .2, .4, .6, .8, 1.))])
 def test_tleg_descendant_layers(tmp_path, num_layers, coefficients):
     aux = aux_net()
-    path = save(TLEGLearngene.extract(aux), tmp_path, 'tleg.pth')
+    path = save(ViTAncestry(aux).extract_expansion(), tmp_path, 'tleg.pth')
     model = descendant(path, 'tleg', arch=dict(num_layers=num_layers))
     for block, c in zip(model.blocks, coefficients):
         for name, param in block.named_parameters():
@@ -169,7 +170,7 @@ def test_tleg_descendant_layers(tmp_path, num_layers, coefficients):
 
 # ------------------------------------------------------------------ errors
 def test_init_mode_and_file_must_agree(ancestry, tmp_path):
-    auto = save(BlockLearngene.extract(ancestry, 'auto'), tmp_path, 'auto.pth')
+    auto = save(ViTAncestry(ancestry).extract_blocks('auto'), tmp_path, 'auto.pth')
     with pytest.raises(
             ValueError,
             match=r"init_mode='heuristic' needs a heuristic learngene; "
@@ -201,7 +202,7 @@ def test_init_mode_and_file_must_agree(ancestry, tmp_path):
     (dict(qkv_bias=False), r"qkv_bias=False differs from the learngene's layers"),
 ])
 def test_whole_layers_keep_the_learngene_s_heads(ancestry, tmp_path, kwargs, match):
-    auto = save(BlockLearngene.extract(ancestry, 'auto'), tmp_path, 'auto.pth')
+    auto = save(ViTAncestry(ancestry).extract_blocks('auto'), tmp_path, 'auto.pth')
     with pytest.raises(ValueError, match=match):
         LearngeneViT(learngene=auto, init_mode='auto', img_size=32, **kwargs)
 
@@ -218,7 +219,7 @@ def test_whole_layers_keep_the_learngene_s_heads(ancestry, tmp_path, kwargs, mat
     (('method', ), ..., 'learngene method is missing'),
 ])
 def test_broken_block_learngene_names_the_field(ancestry, tmp_path, where, value, match):
-    data = broken(BlockLearngene.extract(ancestry, 'heuristic').to_dict(), where, value)
+    data = broken(ViTAncestry(ancestry).extract_blocks('heuristic').to_dict(), where, value)
     torch.save(data, tmp_path / 'broken.pth')
     with pytest.raises(ValueError, match=match):
         BlockLearngene.load(str(tmp_path / 'broken.pth'))
@@ -231,7 +232,7 @@ def test_broken_block_learngene_names_the_field(ancestry, tmp_path, where, value
     (('theta_a', ), None, 'theta_a must be a dict, got NoneType'),
 ])
 def test_broken_tleg_learngene_names_the_field(tmp_path, where, value, match):
-    data = broken(TLEGLearngene.extract(aux_net()).to_dict(), where, value)
+    data = broken(ViTAncestry(aux_net()).extract_expansion().to_dict(), where, value)
     torch.save(data, tmp_path / 'broken.pth')
     with pytest.raises(ValueError, match=match):
         TLEGLearngene.load(str(tmp_path / 'broken.pth'))
@@ -239,15 +240,15 @@ def test_broken_tleg_learngene_names_the_field(tmp_path, where, value, match):
 
 def test_inheriting_another_learngene_is_refused_and_counts_nothing(ancestry, tmp_path):
     model = descendant(
-        save(BlockLearngene.extract(ancestry, 'auto'), tmp_path, 'a.pth'),
+        save(ViTAncestry(ancestry).extract_blocks('auto'), tmp_path, 'a.pth'),
         'auto',
         arch=dict(num_layers=4))
     model.inherited = {}
     with pytest.raises(
             ValueError,
-            match=r'built with learngene layers \[0, 1, 2, 3\]; the '
-            r'learngene given \(TLEGLearngene\) gives \[0, 1, 2, 3\]'):
-        model.inherit_from(TLEGLearngene.extract(aux_net()))
+            match=r'\(learngene BlockLearngene, layers \[0, 1, 2, 3\]\); the learngene given '
+            r'has learngene TLEGLearngene, layers \[0, 1, 2, 3\]'):
+        model.inherit_from(ViTAncestry(aux_net()).extract_expansion())
     assert model.parameter_counts()['i_params'] == 0
 
 

@@ -12,8 +12,7 @@ from mmpretrain.models import SwinTransformer
 from helpers.learngene import make_ancestry, write_learngene
 from helpers.learngene_configs import CONFIG_DIR, read_config
 from helpers.models import images, tiny
-from mmvitdyn.learngene import (BlockLearngene, LearngeneViT, LinearExpansionViT, TLEGLearngene,
-                                build_learngene)
+from mmvitdyn.learngene import LearngeneViT, LinearExpansionViT, ViTAncestry, build_learngene
 
 CONFIGS = sorted(CONFIG_DIR.glob('*.py'))
 WIDTH = 48  # the tiny learngenes' embed dim: 12 heads of 4, 6 of 8, 3 of 16
@@ -64,14 +63,14 @@ def learngenes(tmp_path_factory):
     deit_s = deit(6)
     for method in ('heuristic', 'auto'):
         files[f'{method}-learngene_deit-s-p16_in1k.pth'] = root / f'{method}.pth'
-        BlockLearngene.extract(deit_s, method).save(str(root / f'{method}.pth'))
+        ViTAncestry(deit_s).extract_blocks(method).save(str(root / f'{method}.pth'))
     aux = tiny(
         LinearExpansionViT,
         arch=dict(embed_dims=WIDTH, num_layers=12, num_heads=6, feedforward_channels=96),
         img_size=224,
         patch_size=16)
     files['tleg-learngene_vit-s-p16_in1k.pth'] = root / 'tleg.pth'
-    TLEGLearngene.extract(aux).save(str(root / 'tleg.pth'))
+    ViTAncestry(aux).extract_expansion().save(str(root / 'tleg.pth'))
     for name, (width, heads) in SWIN_STANDINS.items():
         torch.manual_seed(0)
         ancestry = SwinTransformer(

@@ -6,7 +6,7 @@ import torch
 from helpers.learngene import learngene_with_counts, make_ancestry, write_learngene
 from helpers.models import TINY_ARCH, images, tiny
 from mmvitdyn.learngene import DyTLearngeneViT, Learngene, LearngeneViT
-from mmvitdyn.learngene import descendant as descendant_module
+from mmvitdyn.learngene.descendants import vit as descendant_module
 from mmvitdyn.models.layers import DyTBlock, ExpandedMlp, Mlp, heads_are_shared
 
 
@@ -283,7 +283,8 @@ def test_inheriting_a_learngene_of_another_structure_is_refused(tmp_path):
     model = descendant(str(tmp_path / 'lg.pth'))
     other = learngene_with_counts(counting_ancestry(), (1, 1, 1))  # one FFN group, 1 centroid
     model.inherited = {}
-    with pytest.raises(ValueError, match=r'the learngene given assigns \[\[0, 0, 0, 0\]'):
+    with pytest.raises(
+            ValueError, match=r'the learngene given has centroids per layer \[\[0, 0, 0, 0\]'):
         model.inherit_from(other)
     assert model.parameter_counts()['i_params'] == 0
 

@@ -15,7 +15,7 @@ from mmpretrain.models.utils import WindowMSA
 from helpers.learngene import broken, mad_with_counts
 from helpers.models import images
 from helpers.tools import REPO, load_tool
-from mmvitdyn.learngene import (LearngeneSwin, SwinLearngene, build_learngene, condense_swin,
+from mmvitdyn.learngene import (LearngeneSwin, SwinLearngene, build_learngene, condense,
                                 record_attention_distance)
 from mmvitdyn.models.layers.window_msa import HeadWidthWindowMSA
 
@@ -58,7 +58,7 @@ def descendant(path, **kwargs) -> LearngeneSwin:
 def learngene_with_counts(ancestry, counts, path):
     """A Swin learngene whose blocks have ``counts`` (per stage) centroids."""
     mad = [mad_with_counts(c, h) for c, h in zip(counts, ARCH['num_heads'])]
-    learngene = condense_swin(ancestry, mad, eps=10.)
+    learngene = condense(ancestry, mad, num_images=0, eps=10.)
     assert learngene.num_centroids == [list(c) for c in counts]
     learngene.save(str(path))
     return learngene
@@ -205,7 +205,7 @@ def test_loaded_descendant_claims_no_inherited_parameters(tmp_path):
 
 
 @pytest.mark.parametrize('kwargs,match', [
-    (dict(arch=dict(omega=3)), r'omega=3 cannot form heads: 2 / 3 = 0.666667'),
+    (dict(arch=dict(omega=3)), r'omega=3 cannot form heads: H_a / omega = 2 / 3 = 0.666667'),
     (dict(arch=dict(num_heads=[2])), r'num_heads=\[2\] must be one int >= 1 per stage \(2\)'),
     (dict(arch=dict(depths=[1, 1])), r"arch must be a dict with 'num_heads' or 'omega'"),
     (dict(window_size=7), "window_size=7 differs from the learngene's 4"),

@@ -13,7 +13,7 @@ config's val dataset is used. The checkpoint may be a classifier checkpoint
 (``backbone.*`` keys) or a bare ViT (timm/DeiT, mmpretrain, JAX; see
 ``mmvitdyn.models.utils.load_pretrained``). An mmpretrain SwinTransformer
 ancestry is condensed stage by stage (MAD inside its windows; see
-``mmvitdyn.learngene.swin``; no explicit --ffn-groups).
+``mmvitdyn.learngene.ancestries.swin``; no explicit --ffn-groups).
 """
 import argparse
 import os.path as osp

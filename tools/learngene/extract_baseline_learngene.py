@@ -20,7 +20,7 @@ from build_learngene import build_ancestry
 from mmengine.config import DictAction
 
 from mmvitdyn.engine.runner_setup import SetupError, load_config
-from mmvitdyn.learngene import BlockLearngene, LinearExpansionViT, TLEGLearngene
+from mmvitdyn.learngene import LinearExpansionViT, ViTAncestry
 from mmvitdyn.models import ViT
 from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION, trusted_checkpoints, trusted_names
 
@@ -51,9 +51,9 @@ def main(argv=None):
             settings = dict(
                 config=osp.basename(args.config), checkpoint=osp.basename(args.checkpoint))
             if tleg:
-                learngene = TLEGLearngene.extract(backbone, settings)
+                learngene = ViTAncestry(backbone).extract_expansion(settings)
             else:
-                learngene = BlockLearngene.extract(backbone, args.method, settings)
+                learngene = ViTAncestry(backbone).extract_blocks(args.method, settings)
         except (SetupError, ValueError) as err:
             parser.error(str(err))
         learngene.save(args.out)

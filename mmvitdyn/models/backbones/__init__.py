@@ -2,6 +2,10 @@ from .adapter_vit import AdapterViT
 from .dynamicvit import DynamicViT
 from .dyt_vit import DyTViT
 from .dyt_vitdet import DyTViTDet
+from .linear_expansion_vit import LinearExpansionViT, expansion_coefficients
 from .vit import ViT
 
-__all__ = ['AdapterViT', 'DyTViT', 'DyTViTDet', 'DynamicViT', 'ViT']
+__all__ = [
+    'AdapterViT', 'DyTViT', 'DyTViTDet', 'DynamicViT', 'LinearExpansionViT', 'ViT',
+    'expansion_coefficients'
+]

@@ -198,8 +198,7 @@ def assigns_self_before_super_init(init: ast.FunctionDef) -> List[str]:
 @pytest.mark.parametrize(
     'path', [
         *sorted((REPO / 'mmvitdyn/models/backbones').glob('*.py')),
-        REPO / 'mmvitdyn/learngene/descendant.py',
-        REPO / 'mmvitdyn/learngene/tleg.py',
+        *sorted((REPO / 'mmvitdyn/learngene/descendants').glob('*.py')),
     ],
     ids=lambda p: p.name)
 def test_no_backbone_sets_attributes_before_module_init(path):

@@ -1,9 +1,10 @@
-"""Cluster-Learngene descendants: ViT backbones initialised from a learngene.
+"""The ViT descendants of Cluster-Learngene: ``LearngeneViT`` and
+``DyTLearngeneViT``, ViT backbones initialised from a learngene.
 
-They live with the learngene code (which they read) and build on the
-backbones of :mod:`mmvitdyn.models`; the models never import this package.
-The paper's learngene baselines are initialisation modes of the same class
-(``init_mode``), each reading its own kind of learngene file.
+They build on the backbones of :mod:`mmvitdyn.models` (the models never
+import this package). The paper's learngene baselines are initialisation
+modes of the same class (``init_mode``), each reading its own kind of
+learngene file.
 """
 from functools import partial
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -11,18 +12,18 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
-from torch import nn
 
-from ..models.backbones import DyTViT, ViT
-from ..models.layers import (FFN_PARAMS, ExpandedMlp, FFNExpansion, attention_with_shared_heads,
-                             expanded_mlp, heads_are_shared, resize_pos_embed, unshare_heads)
-from ..models.utils import loads_checkpoint
-from .artefact import FFN_KEYS, Learngene
-from .block_learngene import BlockLearngene
-from .fields import require
-from .inheritance import (DescendantPlan, copy_into, heads_per_layer, inherit_attention,
-                          plan_descendant, plan_whole_layers)
-from .tleg import TLEGLearngene
+from ...models.backbones import DyTViT, ViT
+from ...models.layers import (FFN_PARAMS, ExpandedMlp, FFNExpansion, attention_with_shared_heads,
+                              expanded_mlp, heads_are_shared, resize_pos_embed, unshare_heads)
+from ...models.utils import loads_checkpoint
+from ..artefacts.block import BlockLearngene
+from ..artefacts.layers import FFN_KEYS
+from ..artefacts.tleg import TLEGLearngene
+from ..artefacts.vit import Learngene
+from ..file_format import require
+from ..inheritance import (DescendantPlan, check_built_from, copy_into, copy_state, heads_per_layer,
+                           inherit_attention, plan_descendant, plan_whole_layers)
 
 DESCENDANT_ARCH_KEYS = {
     'embed_dims', 'num_layers', 'num_heads', 'omega', 'head_schedule', 'feedforward_channels'
@@ -62,11 +63,11 @@ class LearngeneViT(ViT):
       ``tools/learngene/build_learngene.py``, inherited as described above.
     - ``'heuristic'`` / ``'auto'`` (Heuristic- / Auto-Learngene): a block
       learngene (the ancestry's last three / first six blocks, see
-      :mod:`mmvitdyn.learngene.block_learngene`); its blocks go whole to the
+      :mod:`mmvitdyn.learngene.artefacts.block`); its blocks go whole to the
       descendant's last / first layers, the rest starts random.
     - ``'tleg'`` (TLEG): theta_A and theta_B of a trained Aux-Net; layer l
       starts as theta_A + l / (L - 1) theta_B (see
-      :mod:`mmvitdyn.learngene.tleg`).
+      :mod:`mmvitdyn.learngene.artefacts.tleg`).
 
     In the baseline modes only the blocks are inherited (the embeddings, final
     norm and classifier start random), every layer has the learngene's heads,
@@ -248,10 +249,13 @@ class LearngeneViT(ViT):
     def _inherit_layers(self, learngene: Union[BlockLearngene, TLEGLearngene]) -> Dict[str, int]:
         """Whole layers: each block's tensors from the learngene's layer state."""
         sources = [-1 if s is None else s for s in learngene.sources(len(self.blocks))]
-        if type(learngene) is not INIT_MODES[self.init_mode] or sources != self.plan.sources:
-            raise ValueError(f'this {type(self).__name__} ({self.init_mode}) was built with '
-                             f'learngene layers {self.plan.sources}; the learngene given '
-                             f'({type(learngene).__name__}) gives {sources}')
+        check_built_from(self, self.learngene_path, {
+            'learngene': INIT_MODES[self.init_mode].__name__,
+            'layers': self.plan.sources
+        }, {
+            'learngene': type(learngene).__name__,
+            'layers': sources
+        })
         inherited: Dict[str, int] = {}
         for index, (block,
                     state) in enumerate(zip(self.blocks, learngene.layer_states(len(self.blocks)))):
@@ -267,17 +271,14 @@ class LearngeneViT(ViT):
     def _inherit_clusters(self, learngene: Learngene) -> Dict[str, int]:
         """Priority weight-sharing from a Cluster-Learngene learngene."""
         plan = plan_descendant(learngene, self.plan.heads, self.ffn_sharing, self.tie_heads)
-        if plan != self.plan:
-            raise ValueError(
-                f'this {type(self).__name__} was built from {self.learngene_path} '
-                f'(centroids per layer {self.plan.assignments}, FFN runs {self.plan.runs}); the '
-                f'learngene given assigns {plan.assignments} and runs {plan.runs}')
+        check_built_from(self, self.learngene_path, {
+            'centroids per layer': self.plan.assignments,
+            'FFN runs': self.plan.runs
+        }, {
+            'centroids per layer': plan.assignments,
+            'FFN runs': plan.runs
+        })
         inherited: Dict[str, int] = {}
-
-        def put(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:
-            copy_into(module, name, value, label)
-            inherited[label] = getattr(module, name).numel()
-
         for key, _ in self.named_parameters():
             if self.is_stem_param(key):
                 value = require(learngene.embeddings, key, 'embeddings')
@@ -286,10 +287,10 @@ class LearngeneViT(ViT):
                                              self.patch_resolution, self.num_pos_prefix_tokens,
                                              self.interpolate_mode)
                 owner, _, leaf = key.rpartition('.')
-                put(self.get_submodule(owner), leaf, value, key)
+                copy_into(self.get_submodule(owner), leaf, value, key)
+                inherited[key] = value.numel()
         if learngene.final_norm and self.final_norm:
-            for key, _ in list(self.norm.named_parameters()):
-                put(self.norm, key, require(learngene.final_norm, key, 'final_norm'), f'norm.{key}')
+            copy_state(self.norm, learngene.final_norm, 'norm', 'final_norm', inherited)
         for index, block in enumerate(self.blocks):
             source = self.plan.sources[index]
             layer = learngene.layers[source]
@@ -298,10 +299,9 @@ class LearngeneViT(ViT):
                                         f'{prefix}.attn')
             inherited.update({f'{prefix}.attn.{name}': size for name, size in written.items()})
             for norm in ('norm1', 'norm2'):
-                module = getattr(block, norm)
-                for key, _ in list(module.named_parameters()):
-                    put(module, key, require(getattr(layer, norm), key, f'layers[{source}].{norm}'),
-                        f'{prefix}.{norm}.{key}')
+                copy_state(
+                    getattr(block, norm), getattr(layer, norm), f'{prefix}.{norm}',
+                    f'layers[{source}].{norm}', inherited)
             _, run, position = self.plan.run_of(index)
             weights = learngene.ffn_groups[run.group].weights
             if isinstance(block.mlp, ExpandedMlp):
@@ -310,9 +310,8 @@ class LearngeneViT(ViT):
                     block.mlp.source.reset_map()
                 inherited.update({f'{prefix}.mlp.{key}': weights[key].numel() for key in FFN_KEYS})
             else:
-                for key in FFN_KEYS:
-                    linear, _, leaf = key.rpartition('.')
-                    put(block.mlp.get_submodule(linear), leaf, weights[key], f'{prefix}.mlp.{key}')
+                copy_state(block.mlp, weights, f'{prefix}.mlp', f'ffn_groups[{run.group}].weights',
+                           inherited)
         return inherited
 
     @torch.no_grad()

@@ -17,14 +17,9 @@ a descendant's embeddings, final norm and classifier start random.
 from dataclasses import dataclass, field
 from typing import ClassVar, List, Optional, Tuple
 
-import torch
-from torch import nn
+from ..file_format import LearngeneFile, Tensors, expect_type, validate_settings
+from .vit import validate_ancestry, validate_block
 
-from .fields import (LearngeneFile, Tensors, ancestry_of, check_format, clone_state, expect_type,
-                     require, validate_ancestry, validate_block, validate_settings)
-
-FORMAT = 'mmvitdyn.block_learngene'
-VERSION = 1
 # Which ancestry blocks each method takes, from the ancestry's depth L.
 BLOCK_METHODS = {
     'heuristic': lambda depth: list(range(depth - 3, depth)),  # the last three
@@ -66,14 +61,14 @@ class BlockLearngene(LearngeneFile):
 
     Args:
         method (str): 'heuristic' or 'auto'.
-        ancestry (dict): The ancestry's architecture (see ``ancestry_of``).
+        ancestry (dict): The ancestry's architecture (``ViTAncestry.describe``).
         layers (tuple[int]): The ancestry block each of ``blocks`` is.
         blocks (list[dict]): Block state dicts (``norm1.weight``,
             ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
         settings (dict): How it was made (recorded as is).
     """
-    FILE_FORMAT: ClassVar[str] = FORMAT
-    FILE_VERSION: ClassVar[int] = VERSION
+    FILE_FORMAT: ClassVar[str] = 'mmvitdyn.block_learngene'
+    FILE_VERSION: ClassVar[int] = 1
     WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
 
     method: str
@@ -81,19 +76,6 @@ class BlockLearngene(LearngeneFile):
     layers: Tuple[int, ...]
     blocks: List[Tensors]
     settings: dict = field(default_factory=dict)
-
-    @classmethod
-    @torch.no_grad()
-    def extract(cls,
-                backbone: nn.Module,
-                method: str,
-                settings: Optional[dict] = None) -> 'BlockLearngene':
-        """Take ``method``'s blocks of an mmvitdyn ``ViT`` ancestry."""
-        layers = learngene_blocks(method, len(backbone.blocks))
-        blocks = [clone_state(backbone.blocks[index].state_dict()) for index in layers]
-        learngene = cls(method, ancestry_of(backbone), tuple(layers), blocks, dict(settings or {}))
-        learngene.validate()
-        return learngene
 
     def sources(self, num_layers: int) -> List[Optional[int]]:
         """Learngene block of each descendant layer (see :func:`block_sources`)."""
@@ -131,26 +113,13 @@ class BlockLearngene(LearngeneFile):
             validate_block(block, f'blocks[{index}]', a)
         validate_settings(self.settings)
 
-    def to_dict(self) -> dict:
-        return dict(
-            format=FORMAT,
-            version=VERSION,
-            method=self.method,
-            ancestry=dict(self.ancestry),
-            layers=list(self.layers),
-            blocks=[dict(block) for block in self.blocks],
-            settings=dict(self.settings))
-
     @classmethod
-    def from_dict(cls, data: dict, source: str = 'learngene data') -> 'BlockLearngene':
-        """Read :meth:`to_dict`'s layout; ``ValueError`` names ``source`` and the field."""
-        check_format(data, FORMAT, VERSION, source)
-        try:
-            layers = require(data, 'layers', '', list)
-            learngene = cls(
-                require(data, 'method', '', str), require(data, 'ancestry', ''), tuple(layers),
-                require(data, 'blocks', '', list), require(data, 'settings', ''))
-            learngene.validate()
-        except ValueError as err:
-            raise ValueError(f'{source}: {err}') from err
-        return learngene
+    def decode_field(cls, name: str, value):
+        return tuple(value) if name == 'layers' and isinstance(value, list) else value
+
+    def encode_field(self, name: str, value):
+        if name == 'layers':
+            return list(value)
+        if name == 'blocks':
+            return [dict(block) for block in value]
+        return super().encode_field(name, value)

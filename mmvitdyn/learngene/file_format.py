@@ -1,103 +1,23 @@
-"""What learngene files are made of, and the checks that name a broken field.
+"""The learngene file: its header, its I/O and the checks that name a broken field.
 
-Every learngene file (the Cluster-Learngene artefacts of ViT and Swin
-ancestries, the baselines' block and TLEG learngenes) is a plain
-``torch.save`` of dicts, lists, numbers, strings and tensors with a
-``format`` and a ``version`` entry, read by mmvitdyn's safe checkpoint loader
-(never unpickled in full) and written atomically. The ViT ones share the description of the ancestry
-(:func:`ancestry_of`) and, for whole blocks, the block state dict of
-mmvitdyn's ViT (:func:`block_shapes`). The checks raise ``ValueError``
-naming the field, its value and what is allowed.
+Every learngene (Cluster-Learngene of a ViT or a Swin, the baselines' block
+and TLEG learngenes) is a dataclass saved as a plain ``torch.save`` of
+dicts, lists, numbers, strings and tensors: a ``format`` and a ``version``
+entry, then one entry per dataclass field. Files are read by mmvitdyn's
+safe checkpoint loader (never unpickled in full) and written atomically.
+The checks raise ``ValueError`` naming the field, its value and what is
+allowed.
 """
+import dataclasses
 import os.path as osp
-from typing import ClassVar, Dict, Optional, Tuple
+from typing import Any, ClassVar, Dict, Optional, Tuple
 
 import torch
-from torch import nn
 
 from ..utils import load_checkpoint_file, save_atomically
 
 Tensors = Dict[str, torch.Tensor]
 NORM_KEYS = ('weight', 'bias')
-POSITIVE_ANCESTRY_KEYS = ('embed_dims', 'num_layers', 'num_heads', 'head_dim',
-                          'feedforward_channels', 'patch_size')
-ANCESTRY_KEYS = POSITIVE_ANCESTRY_KEYS + ('patch_resolution', 'num_extra_tokens', 'qkv_bias')
-
-
-def ancestry_of(backbone: nn.Module) -> dict:
-    """The architecture of an mmvitdyn ``ViT`` as a learngene records it.
-
-    Returns:
-        dict: ``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``,
-        ``feedforward_channels``, ``patch_size``, ``patch_resolution`` (the
-        grid its position embedding is for), ``num_extra_tokens``, ``qkv_bias``.
-    """
-    attn = backbone.blocks[0].attn
-    return dict(
-        embed_dims=backbone.embed_dims,
-        num_layers=len(backbone.blocks),
-        num_heads=attn.num_heads,
-        head_dim=attn.head_dim,
-        feedforward_channels=backbone.blocks[0].mlp.fc1.out_features,
-        patch_size=backbone.patch_size,
-        patch_resolution=list(backbone.patch_resolution),
-        num_extra_tokens=backbone.num_prefix_tokens,
-        qkv_bias=attn.qkv.bias is not None)
-
-
-def clone_state(state: Tensors) -> Tensors:
-    """A detached copy of a state dict."""
-    return {key: value.detach().clone() for key, value in state.items()}
-
-
-def validate_ancestry(ancestry) -> dict:
-    """Check an :func:`ancestry_of` dict; returns it."""
-    expect_type(ancestry, dict, 'ancestry')
-    for key in ANCESTRY_KEYS:
-        if key not in ancestry:
-            raise ValueError(f'learngene ancestry.{key} is missing')
-    for key in POSITIVE_ANCESTRY_KEYS:
-        expect_int(ancestry[key], f'ancestry.{key}', minimum=1)
-    expect_int(ancestry['num_extra_tokens'], 'ancestry.num_extra_tokens', minimum=0)
-    expect_type(ancestry['qkv_bias'], bool, 'ancestry.qkv_bias')
-    grid = ancestry['patch_resolution']
-    if not isinstance(grid, (list, tuple)) or len(grid) != 2:
-        raise ValueError(f'learngene ancestry.patch_resolution={grid!r} must be [rows, cols]')
-    for value in grid:
-        expect_int(value, 'ancestry.patch_resolution', minimum=1)
-    return ancestry
-
-
-def block_shapes(ancestry: dict) -> Dict[str, Tuple[int, ...]]:
-    """Key -> shape of the state dict of one block of the ancestry (C wide,
-    H heads of D, FFN F): norms, ``attn.qkv`` (3HD, C), ``attn.proj`` (C, HD),
-    ``mlp.fc1`` (F, C), ``mlp.fc2`` (C, F), with their biases."""
-    c, inner, f = ancestry['embed_dims'], ancestry['num_heads'] * ancestry['head_dim'], \
-        ancestry['feedforward_channels']
-    shapes = {
-        'norm1.weight': (c, ), 'norm1.bias': (c, ),
-        'attn.qkv.weight': (3 * inner, c),
-        'attn.proj.weight': (c, inner), 'attn.proj.bias': (c, ),
-        'norm2.weight': (c, ), 'norm2.bias': (c, ),
-        'mlp.fc1.weight': (f, c), 'mlp.fc1.bias': (f, ),
-        'mlp.fc2.weight': (c, f), 'mlp.fc2.bias': (c, ),
-    }  # yapf: disable
-    if ancestry['qkv_bias']:
-        shapes['attn.qkv.bias'] = (3 * inner, )
-    return shapes
-
-
-def validate_block(state, field: str, ancestry: dict) -> None:
-    """Check a whole block's state dict: every key of :func:`block_shapes`
-    with its shape, and no other."""
-    shapes = block_shapes(ancestry)
-    expect_type(state, dict, field)
-    extra = sorted(set(state) - set(shapes))
-    if extra:
-        raise ValueError(f'learngene {field} has keys {extra} that a block of the ancestry '
-                         f'(qkv_bias={ancestry["qkv_bias"]}) does not have')
-    for key, shape in shapes.items():
-        expect_tensor(require(state, key, field), f'{field}.{key}', shape)
 
 
 # ------------------------------------------------------------------- I/O
@@ -124,16 +44,54 @@ def load_file(path: str, file_format: str, version: int, tool: str, mmap: bool =
 
 
 class LearngeneFile:
-    """Saving and loading of a learngene kind, for dataclasses with ``validate``,
-    ``to_dict`` and ``from_dict(data, source)``.
+    """A learngene dataclass as a file: header, field entries, checks.
 
-    Subclasses set ``FILE_FORMAT`` and ``FILE_VERSION`` (the file's ``format``
-    and ``version`` entries) and ``WRITER``, the tool under tools/learngene/
-    that writes such files (named when a file is missing).
+    Subclasses are dataclasses with ``validate()`` (raises ``ValueError``
+    naming the field) and set ``FILE_FORMAT`` and ``FILE_VERSION`` (the
+    file's ``format`` and ``version`` entries) and ``WRITER``, the tool
+    under tools/learngene/ that writes such files (named when a file is
+    missing). A field whose entries are not plain data (nested dataclasses)
+    is converted by :meth:`encode_field` / :meth:`decode_field`.
     """
     FILE_FORMAT: ClassVar[str]
     FILE_VERSION: ClassVar[int]
     WRITER: ClassVar[str]
+
+    def encode_field(self, name: str, value: Any) -> Any:
+        """Field ``name`` as file data; dicts and lists are copied one level."""
+        return type(value)(value) if isinstance(value, (dict, list)) else value
+
+    @classmethod
+    def decode_field(cls, name: str, value: Any) -> Any:
+        """File data of field ``name`` as the dataclass holds it."""
+        return value
+
+    def to_dict(self) -> dict:
+        """The file's content: ``format``, ``version`` and every field."""
+        data = dict(format=self.FILE_FORMAT, version=self.FILE_VERSION)
+        for item in dataclasses.fields(self):
+            data[item.name] = self.encode_field(item.name, getattr(self, item.name))
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = 'learngene data'):
+        """Read :meth:`to_dict`'s layout and validate it.
+
+        Raises:
+            ValueError: Naming ``source`` and the missing, mistyped or
+                inconsistent field.
+        """
+        check_format(data, cls.FILE_FORMAT, cls.FILE_VERSION, source)
+        try:
+            learngene = cls(
+                **{
+                    item.name: cls.decode_field(item.name, require(data, item.name, ''))
+                    for item in dataclasses.fields(cls)
+                })
+            learngene.validate()
+        except ValueError as err:
+            raise ValueError(f'{source}: {err}') from err
+        return learngene
 
     def save(self, path: str) -> None:
         """Check the learngene, then write it atomically (temporary file, rename)."""

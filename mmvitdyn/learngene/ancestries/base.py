@@ -1,0 +1,152 @@
+"""What learngene building asks of an ancestry family, and reading its weights.
+
+An :class:`Ancestry` wraps an ancestry backbone of one family (mmvitdyn's
+``ViT``, mmpretrain's ``SwinTransformer``) and provides the three steps that
+depend on the family: the attention recorder (step 1, MAD), the condense
+step (steps 2-3: clusters and FFN groups) and the extract step (step 4: the
+learngene). :func:`ancestry_for` finds the family of a backbone; a family
+registers itself with ``ancestry_for.register(BackboneClass)(AncestryClass)``.
+"""
+from abc import ABC, abstractmethod
+from functools import singledispatch
+from typing import Callable, List, Optional, Sequence, Union
+
+import torch
+from torch import nn
+
+from ..artefacts.layers import FFN_KEYS, FFNGroup, LearngeneLayer
+from ..ffn_grouping import Groups
+from ..file_format import Tensors
+from ..head_clustering import HeadCluster
+
+CENTROIDS = ('select', 'average')
+
+
+class Ancestry(ABC):
+    """An ancestry backbone of one family, as learngene building reads it.
+
+    Args:
+        backbone (nn.Module): The ancestry (a trained backbone of the family).
+    """
+
+    def __init__(self, backbone: nn.Module):
+        self.backbone = backbone
+
+    @abstractmethod
+    def describe(self) -> dict:
+        """The architecture the learngene records (its ``ancestry`` entry)."""
+
+    @abstractmethod
+    def recorder(self):
+        """A MAD recorder: ``recording()`` context, ``mean()``, ``num_images``."""
+
+    @abstractmethod
+    def condense(self,
+                 mad,
+                 num_images: int,
+                 method: str = 'dbscan',
+                 eps: float = 10.,
+                 min_samples: int = 1,
+                 k: Union[int, Sequence[int], None] = None,
+                 centroid: str = 'select',
+                 ffn_clustering: bool = True,
+                 ffn_groups: Optional[Sequence[Sequence[int]]] = None,
+                 settings: Optional[dict] = None):
+        """Steps 2-4: cluster the heads on their MAD, group the FFNs, extract.
+
+        Args:
+            mad: The MAD the recorder gave.
+            num_images (int): Images the MAD was averaged over (recorded).
+            method, eps, min_samples, k: Head clustering (see ``cluster_heads``).
+            centroid (str): 'select' or 'average' (see :func:`pick_heads`).
+            ffn_clustering (bool): False disables FFN grouping (ablation).
+            ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
+            settings (dict, optional): Extra entries recorded in the learngene.
+        """
+
+    @abstractmethod
+    def extract(self,
+                mad,
+                clusters,
+                ffn_groups,
+                centroid: str = 'select',
+                settings: Optional[dict] = None):
+        """Step 4: the learngene, given the MAD, the head clusters (priority
+        order) and the FFN groups that :meth:`condense` found."""
+
+
+@singledispatch
+def ancestry_for(backbone: nn.Module) -> Ancestry:
+    """The :class:`Ancestry` of ``backbone``'s family.
+
+    Raises:
+        ValueError: No family is registered for its class.
+    """
+    families = sorted(cls.__name__ for cls in ancestry_for.registry if cls is not object)
+    raise ValueError(f'{type(backbone).__name__} is not an ancestry family learngenes are built '
+                     f'from ({", ".join(families)} or their subclasses); convert the checkpoint '
+                     "to mmvitdyn's ViT first (tools/model_converters/)")
+
+
+def clustering_record(method: str, eps: float, min_samples: int, k, ffn_rule: str,
+                      settings: Optional[dict]) -> dict:
+    """What a learngene's ``settings`` records of steps 2-3 (plus ``settings``)."""
+    record = dict(method=method, ffn_groups=ffn_rule)
+    record.update(dict(eps=eps, min_samples=min_samples) if method == 'dbscan' else dict(k=k))
+    record.update(settings or {})
+    return record
+
+
+def clone_state(state: Tensors) -> Tensors:
+    """A detached copy of a state dict."""
+    return {key: value.detach().clone() for key, value in state.items()}
+
+
+def pick_heads(tensor: torch.Tensor, clusters: Sequence[HeadCluster],
+               centroid: str) -> torch.Tensor:
+    """(H, ...) per-head tensor -> (c, ...), one row per cluster: its
+    representative's (``select``) or its members' mean (``average``)."""
+    if centroid == 'select':
+        return torch.stack([tensor[c.representative] for c in clusters])
+    return torch.stack([tensor[list(c.members)].mean(0) for c in clusters])
+
+
+@torch.no_grad()
+def condense_attention(attn: nn.Module,
+                       norm1: nn.Module,
+                       norm2: nn.Module,
+                       clusters: Sequence[HeadCluster],
+                       centroid: str,
+                       layer_class: type = LearngeneLayer,
+                       **extra) -> LearngeneLayer:
+    """The ``layer_class`` (:class:`LearngeneLayer` or a subclass, whose
+    further fields are ``extra``) of an attention with ``qkv`` (C -> 3HD) and
+    ``proj`` (HD -> C) linears and ``num_heads``, and the layer's norms."""
+    h = attn.num_heads
+    d = attn.qkv.out_features // (3 * h)
+    qkv = attn.qkv.weight.view(3, h, d, -1).transpose(0, 1)  # (H, 3, D, C)
+    bias = attn.qkv.bias.view(3, h, d).transpose(0, 1) if attn.qkv.bias is not None else None
+    proj = attn.proj.weight.view(-1, h, d).transpose(0, 1)  # (H, C, D)
+    return layer_class(
+        clusters=list(clusters),
+        qkv_weight=pick_heads(qkv, clusters, centroid),
+        qkv_bias=None if bias is None else pick_heads(bias, clusters, centroid),
+        proj_weight=pick_heads(proj, clusters, centroid),
+        proj_bias=attn.proj.bias.detach().clone(),
+        norm1=clone_state(norm1.state_dict()),
+        norm2=clone_state(norm2.state_dict()),
+        **extra)
+
+
+@torch.no_grad()
+def condense_ffns(ffn_groups: Groups, ffn_of: Callable[[int], Tensors],
+                  centroid: str) -> List[FFNGroup]:
+    """One FFN per group (``fc1.weight`` ... from ``ffn_of(layer)``): the
+    first layer's (``select``) or the members' mean (``average``)."""
+    groups = []
+    for group in ffn_groups:
+        members = group if centroid == 'average' else group[:1]
+        states = [ffn_of(i) for i in members]
+        weights = {key: torch.stack([s[key] for s in states]).mean(0) for key in FFN_KEYS}
+        groups.append(FFNGroup(tuple(group), weights))
+    return groups

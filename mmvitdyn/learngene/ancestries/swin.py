@@ -1,0 +1,253 @@
+"""The Swin Transformer ancestry family (mmpretrain's ``SwinTransformer``).
+
+Per stage, as for a ViT: the heads of every block are clustered on their
+MAD inside the (shifted) windows, adjacent blocks group their FFNs by the
+rule of ``ffn_grouping`` (groups stay inside a stage: widths change between
+stages), and a block keeps per head centroid its Q/K/V rows and biases, its
+W^O columns and *its column of the relative-position-bias table*. The
+learngene also holds each stage's patch merging, the patch embedding (with
+its norm) and the output norms.
+"""
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Sequence, Union
+
+import torch
+from mmpretrain.models import SwinTransformer
+
+from ...models.layers.window_msa import window_attention_probs
+from ..artefacts.swin import SwinLearngene, SwinStage, WindowLearngeneLayer
+from ..attention_distance import attention_distance, patch_distances
+from ..ffn_grouping import group_ffns
+from ..file_format import Tensors
+from ..head_clustering import HeadCluster, cluster_heads
+from .base import (CENTROIDS, Ancestry, ancestry_for, clone_state, clustering_record,
+                   condense_attention, condense_ffns, pick_heads)
+
+# The keys of mmcv's FFN (Linear-GELU-Dropout, Linear) as FFN_KEYS name them.
+SWIN_FFN = {
+    'fc1.weight': 'layers.0.0.weight',
+    'fc1.bias': 'layers.0.0.bias',
+    'fc2.weight': 'layers.1.weight',
+    'fc2.bias': 'layers.1.bias'
+}
+
+
+class WindowAttentionDistanceRecorder:
+    """Accumulates the MAD of every head of a Swin Transformer (mmpretrain's
+    ``SwinTransformer``) over the images it sees, inside its windows.
+
+    A query patch attends to the patches of its (shifted) window; d_ij is the
+    distance of the two patches' coordinates in the window times the stage's
+    patch stride in pixels (patch size x 2^stage). In a shifted window,
+    patches from different parts of the image are masked out of each other's
+    attention (their weight is ~0), so their in-window distance does not
+    count. MAD = mean over every query patch of every window of
+    sum_j A_ij d_ij. The feature maps must be whole windows (as Swin's
+    classification grids are: 56, 28, 14, 7 at 224 with windows of 7).
+
+    Use as :class:`~.vit.AttentionDistanceRecorder`; :meth:`mean` gives one
+    (depth_s, heads_s) table per stage.
+
+    Args:
+        backbone (SwinTransformer): The ancestry.
+    """
+
+    def __init__(self, backbone: SwinTransformer):
+        self.backbone = backbone
+        self.stages = [[block.attn for block in stage.blocks] for stage in backbone.stages]
+        patch = backbone.patch_embed.projection.stride[0]
+        self.strides = [patch * 2**index for index in range(len(self.stages))]
+        self._sums = [None] * len(self.stages)
+        self._rows = [[0] * len(blocks) for blocks in self.stages]
+        self.num_images = 0
+        self._distances: Dict[tuple, torch.Tensor] = {}
+
+    def _images_hook(self, module, args):
+        self.num_images += args[0].shape[0]
+
+    def _window_check_hook(self, stage: int, layer: int):
+
+        def hook(module, args):
+            h, w = args[1]
+            if h % module.window_size or w % module.window_size:
+                raise RuntimeError(
+                    f'stage {stage} layer {layer}: its {h}x{w} feature map is not made of '
+                    f'whole {module.window_size}x{module.window_size} windows; MAD needs '
+                    'unpadded windows (use an image size that gives whole windows)')
+
+        return hook
+
+    def _msa_hook(self, stage: int, layer: int):
+
+        def hook(module, args, kwargs):
+            x = args[0]
+            probs, _ = window_attention_probs(module, x.detach(), kwargs.get('mask'))
+            side = module.window_size
+            key = (side, self.strides[stage], str(x.device))
+            if key not in self._distances:
+                self._distances[key] = patch_distances(
+                    tuple(side), self.strides[stage], device=x.device)
+            mad = attention_distance(probs.float(), self._distances[key])  # (windows, H)
+            if self._sums[stage] is None:
+                self._sums[stage] = mad.new_zeros(
+                    len(self.stages[stage]), module.num_heads, dtype=torch.float64)
+            self._sums[stage][layer] += mad.sum(0).double()
+            self._rows[stage][layer] += mad.shape[0]
+
+        return hook
+
+    @contextmanager
+    def recording(self) -> Iterator['WindowAttentionDistanceRecorder']:
+        """Within the context, forward passes of the backbone are recorded."""
+        handles = [self.backbone.patch_embed.register_forward_pre_hook(self._images_hook)]
+        for stage, blocks in enumerate(self.stages):
+            for layer, attn in enumerate(blocks):
+                handles.append(
+                    attn.register_forward_pre_hook(self._window_check_hook(stage, layer)))
+                handles.append(
+                    attn.w_msa.register_forward_pre_hook(
+                        self._msa_hook(stage, layer), with_kwargs=True))
+        try:
+            yield self
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def mean(self) -> List[torch.Tensor]:
+        """Per stage, (depth_s, heads_s) MAD averaged over every window of
+        the recorded images."""
+        if self.num_images == 0:
+            raise RuntimeError('no images were recorded; run the backbone inside recording()')
+        rows = [
+            torch.tensor(r, dtype=torch.float64, device=s.device).unsqueeze(1)
+            for r, s in zip(self._rows, self._sums)
+        ]
+        return [(s / r).float().cpu() for s, r in zip(self._sums, rows)]
+
+
+class SwinAncestry(Ancestry):
+    """An mmpretrain ``SwinTransformer`` ancestry (without absolute position
+    embedding).
+
+    Args:
+        backbone (SwinTransformer): The ancestry.
+    """
+
+    def describe(self) -> dict:
+        """``embed_dims``, ``depths``, ``num_heads`` and ``feedforward_channels``
+        per stage, ``window_size``, ``patch_size``, ``patch_resolution``,
+        ``qkv_bias``, ``out_indices``.
+
+        Raises:
+            ValueError: The Swin has an absolute position embedding.
+        """
+        backbone = self.backbone
+        if backbone.use_abs_pos_embed:
+            raise ValueError('a Swin ancestry with an absolute position embedding is not '
+                             'supported (use_abs_pos_embed=True)')
+        first = [stage.blocks[0] for stage in backbone.stages]
+        return dict(
+            embed_dims=backbone.embed_dims,
+            depths=[len(stage.blocks) for stage in backbone.stages],
+            num_heads=[block.attn.w_msa.num_heads for block in first],
+            feedforward_channels=[block.ffn.layers[0][0].out_features for block in first],
+            window_size=first[0].attn.window_size,
+            patch_size=backbone.patch_embed.projection.stride[0],
+            patch_resolution=list(backbone.patch_resolution),
+            qkv_bias=first[0].attn.w_msa.qkv.bias is not None,
+            out_indices=sorted(backbone.out_indices))
+
+    def recorder(self) -> WindowAttentionDistanceRecorder:
+        return WindowAttentionDistanceRecorder(self.backbone)
+
+    def condense(self,
+                 mad: Sequence[torch.Tensor],
+                 num_images: int,
+                 method: str = 'dbscan',
+                 eps: float = 10.,
+                 min_samples: int = 1,
+                 k: Union[int, Sequence[int], None] = None,
+                 centroid: str = 'select',
+                 ffn_clustering: bool = True,
+                 ffn_groups: Optional[Sequence[Sequence[int]]] = None,
+                 settings: Optional[dict] = None) -> SwinLearngene:
+        """See :meth:`Ancestry.condense`, stage by stage: ``mad`` is one
+        (depth, heads) table per stage, ``k`` one value or one per block over
+        all stages; explicit ``ffn_groups`` are refused (a Swin's groups are
+        found per stage)."""
+        if ffn_groups is not None:
+            raise ValueError(f'ffn_groups={ffn_groups!r}: explicit FFN groups are not supported '
+                             'for a Swin ancestry (its groups are found per stage)')
+        depths = [len(stage.blocks) for stage in self.backbone.stages]
+        if len(mad) != len(depths):
+            raise ValueError(f'mad has {len(mad)} stage tables, the ancestry {len(depths)} stages')
+        if k is not None and not isinstance(k, int):
+            k = list(k)
+            if len(k) != sum(depths):
+                raise ValueError(f'k has {len(k)} entries for {sum(depths)} blocks')
+        clusters, groups, start = [], [], 0
+        for stage_mad, depth in zip(mad, depths):
+            stage_k = k if k is None or isinstance(k, int) else k[start:start + depth]
+            start += depth
+            stage_clusters = cluster_heads(stage_mad, method, eps, min_samples, stage_k)
+            clusters.append(stage_clusters)
+            groups.append(
+                group_ffns([len(c) for c in stage_clusters], stage_mad.shape[1], ffn_clustering))
+        rule = 'adjacent equal counts in a stage' if ffn_clustering else 'disabled'
+        record = clustering_record(method, eps, min_samples, k, rule, {
+            'num_images': num_images,
+            **(settings or {})
+        })
+        return self.extract(mad, clusters, groups, centroid, record)
+
+    @torch.no_grad()
+    def extract(self,
+                mad: Sequence[torch.Tensor],
+                clusters: Sequence[Sequence[Sequence[HeadCluster]]],
+                ffn_groups: Sequence[Sequence[Sequence[int]]],
+                centroid: str = 'select',
+                settings: Optional[dict] = None) -> SwinLearngene:
+        """Condense the Swin given, per stage, its MAD table, the clusters of
+        every block (priority order) and its FFN groups."""
+        if centroid not in CENTROIDS:
+            raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
+        backbone = self.backbone
+        ancestry = self.describe()
+        stages = []
+        for index, stage in enumerate(backbone.stages):
+            blocks = list(stage.blocks)
+            layers = []
+            for block, block_clusters in zip(blocks, clusters[index]):
+                msa = block.attn.w_msa
+                table = msa.relative_position_bias_table.t()  # (H, R)
+                layers.append(
+                    condense_attention(
+                        msa,
+                        block.norm1,
+                        block.norm2,
+                        block_clusters,
+                        centroid,
+                        WindowLearngeneLayer,
+                        rel_pos_bias=pick_heads(table, block_clusters, centroid).clone()))
+
+            def ffn_of(block: int, blocks=blocks) -> Tensors:
+                ffn = blocks[block].ffn
+                return {key: ffn.get_parameter(name) for key, name in SWIN_FFN.items()}
+
+            downsample = {} if stage.downsample is None else clone_state(
+                stage.downsample.state_dict())
+            stages.append(
+                SwinStage(mad[index].detach().cpu().float().clone(), layers,
+                          condense_ffns(ffn_groups[index], ffn_of, centroid), downsample))
+        final_norms = {
+            f'norm{i}': clone_state(getattr(backbone, f'norm{i}').state_dict())
+            for i in ancestry['out_indices']
+        }
+        learngene = SwinLearngene(ancestry, dict(settings or {}, centroid=centroid),
+                                  clone_state(backbone.patch_embed.state_dict()), final_norms,
+                                  stages)
+        learngene.validate()
+        return learngene
+
+
+ancestry_for.register(SwinTransformer)(SwinAncestry)

@@ -1,0 +1,244 @@
+"""The ViT ancestry family (mmvitdyn's ``ViT`` and its subclasses).
+
+MAD: the ancestry's forward pass runs once per batch; a hook on each
+attention's fused q/k/v projection turns its output into the heads'
+attention probabilities and their MAD with one batched product per layer,
+against a distance matrix computed once per grid. Condensing clusters the
+heads of every layer and groups the FFNs of adjacent layers over the whole
+depth. The baselines' learngenes (whole blocks; TLEG's theta_A and theta_B)
+are read from ViTs too.
+"""
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch
+from torch import nn
+
+from ...models.backbones import LinearExpansionViT, ViT
+from ...models.layers import Attention
+from ..artefacts.block import BlockLearngene, learngene_blocks
+from ..artefacts.tleg import TLEGLearngene
+from ..artefacts.vit import Learngene
+from ..attention_distance import attention_distance, patch_attention, patch_distances
+from ..ffn_grouping import Groups, group_ffns
+from ..head_clustering import HeadCluster, cluster_heads
+from .base import (CENTROIDS, Ancestry, ancestry_for, clone_state, clustering_record,
+                   condense_attention, condense_ffns)
+
+
+class AttentionDistanceRecorder:
+    """Accumulates the MAD of every head of a ViT over the images it sees.
+
+    Use as a context around forward passes of the backbone::
+
+        recorder = AttentionDistanceRecorder(backbone)
+        with recorder.recording():
+            for images in batches:
+                backbone(images)
+        mad = recorder.mean()  # (num_layers, num_heads)
+
+    Works on any backbone with a ``patch_embed`` (returning tokens and grid),
+    ``patch_size``, ``num_prefix_tokens`` and :class:`Attention` modules (one
+    per layer, in order): mmvitdyn's ViT and its subclasses.
+
+    Args:
+        backbone (nn.Module): The ancestry backbone.
+    """
+
+    def __init__(self, backbone: nn.Module):
+        self.attentions: List[Attention] = [
+            m for m in backbone.modules() if isinstance(m, Attention)
+        ]
+        if not self.attentions:
+            raise ValueError(
+                f'{type(backbone).__name__} has no mmvitdyn Attention modules; convert '
+                'the checkpoint to mmvitdyn\'s ViT first (tools/model_converters/)')
+        other = {type(a).__name__ for a in self.attentions if type(a) is not Attention}
+        if other:
+            raise ValueError(f'MAD is computed for global softmax attention (mmvitdyn Attention); '
+                             f'{type(backbone).__name__} has {sorted(other)}')
+        heads = {a.num_heads for a in self.attentions}
+        if len(heads) != 1:
+            raise ValueError(f'the ancestry must have the same number of heads in every layer, '
+                             f'got {sorted(heads)}')
+        self.backbone = backbone
+        self.num_prefix_tokens = backbone.num_prefix_tokens
+        self.patch_size = backbone.patch_size
+        self.num_heads = heads.pop()
+        self._sums = None  # (num_layers, num_heads), on the device of the forward pass
+        self.num_images = 0
+        self._grid = None
+        self._distances: Dict[tuple, torch.Tensor] = {}
+
+    def _distances_for(self, grid: Tuple[int, int], device) -> torch.Tensor:
+        key = (tuple(grid), str(device))
+        if key not in self._distances:
+            self._distances[key] = patch_distances(
+                grid, self.patch_size, self.num_prefix_tokens, device=device)
+        return self._distances[key]
+
+    def _grid_hook(self, module, args, output):
+        self._grid = tuple(output[1])
+
+    def _qkv_hook(self, layer: int):
+        attn = self.attentions[layer]
+
+        def hook(module, args, output):
+            if output.dim() != 3:
+                raise RuntimeError(
+                    f'layer {layer}: MAD needs every token of every image, got q/k/v '
+                    f'of shape {tuple(output.shape)} (token dispatch? record the '
+                    'complete model)')
+            b, t, _ = output.shape
+            qkv = output.detach().reshape(b, t, 3, attn.num_heads, attn.head_dim)
+            q, k = qkv[:, :, 0].transpose(1, 2), qkv[:, :, 1].transpose(1, 2)
+            probs = patch_attention(attn, q, k, self.num_prefix_tokens)
+            mad = attention_distance(probs, self._distances_for(self._grid, output.device))
+            if self._sums is None:
+                self._sums = mad.new_zeros(
+                    len(self.attentions), self.num_heads, dtype=torch.float64)
+            self._sums[layer] += mad.sum(0).double()
+            if layer == 0:
+                self.num_images += b
+
+        return hook
+
+    @contextmanager
+    def recording(self) -> Iterator['AttentionDistanceRecorder']:
+        """Within the context, forward passes of the backbone are recorded."""
+        handles = [self.backbone.patch_embed.register_forward_hook(self._grid_hook)]
+        handles += [
+            a.qkv.register_forward_hook(self._qkv_hook(i)) for i, a in enumerate(self.attentions)
+        ]
+        try:
+            yield self
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def mean(self) -> torch.Tensor:
+        """(num_layers, num_heads) MAD averaged over the recorded images."""
+        if self.num_images == 0:
+            raise RuntimeError('no images were recorded; run the backbone inside recording()')
+        return (self._sums / self.num_images).float().cpu()
+
+
+class ViTAncestry(Ancestry):
+    """An mmvitdyn ``ViT`` (or subclass) ancestry.
+
+    Args:
+        backbone (ViT): The ancestry.
+    """
+
+    def describe(self) -> dict:
+        """``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``,
+        ``feedforward_channels``, ``patch_size``, ``patch_resolution`` (the
+        grid its position embedding is for), ``num_extra_tokens`` (the
+        prefix tokens), ``qkv_bias``."""
+        backbone = self.backbone
+        attn = backbone.blocks[0].attn
+        return dict(
+            embed_dims=backbone.embed_dims,
+            num_layers=len(backbone.blocks),
+            num_heads=attn.num_heads,
+            head_dim=attn.head_dim,
+            feedforward_channels=backbone.blocks[0].mlp.fc1.out_features,
+            patch_size=backbone.patch_size,
+            patch_resolution=list(backbone.patch_resolution),
+            num_extra_tokens=backbone.num_prefix_tokens,
+            qkv_bias=attn.qkv.bias is not None)
+
+    def recorder(self) -> AttentionDistanceRecorder:
+        return AttentionDistanceRecorder(self.backbone)
+
+    def condense(self,
+                 mad: torch.Tensor,
+                 num_images: int,
+                 method: str = 'dbscan',
+                 eps: float = 10.,
+                 min_samples: int = 1,
+                 k: Union[int, Sequence[int], None] = None,
+                 centroid: str = 'select',
+                 ffn_clustering: bool = True,
+                 ffn_groups: Optional[Sequence[Sequence[int]]] = None,
+                 settings: Optional[dict] = None) -> Learngene:
+        """See :meth:`Ancestry.condense`; ``mad`` is (num_layers, num_heads)."""
+        clusters = cluster_heads(mad, method, eps, min_samples, k)
+        groups = group_ffns([len(c) for c in clusters], mad.shape[1], ffn_clustering, ffn_groups)
+        rule = 'explicit' if ffn_groups is not None else (
+            'adjacent equal counts' if ffn_clustering else 'disabled')
+        record = clustering_record(method, eps, min_samples, k, rule, {
+            'num_images': num_images,
+            **(settings or {})
+        })
+        return self.extract(mad, clusters, groups, centroid, record)
+
+    @torch.no_grad()
+    def extract(self,
+                mad: torch.Tensor,
+                clusters: Sequence[Sequence[HeadCluster]],
+                ffn_groups: Groups,
+                centroid: str = 'select',
+                settings: Optional[dict] = None) -> Learngene:
+        """Condense the ViT given its clusters and FFN groups.
+
+        Args:
+            mad (Tensor): (num_layers, num_heads) MAD table.
+            clusters: Per layer, head clusters in priority order.
+            ffn_groups: Partition of the layers (see ``group_ffns``).
+            centroid (str): 'select' takes each cluster's representative head
+                and each group's first FFN; 'average' averages the members'
+                parameters (Q/K/V rows and biases, W^O slices; FFN weights).
+            settings (dict, optional): Recorded as is.
+        """
+        if centroid not in CENTROIDS:
+            raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
+        backbone = self.backbone
+        blocks = list(backbone.blocks)
+        if len(clusters) != len(blocks):
+            raise ValueError(
+                f'clusters are given for {len(clusters)} layers, the ancestry has {len(blocks)}')
+        layers = [
+            condense_attention(block.attn, block.norm1, block.norm2, layer_clusters, centroid)
+            for block, layer_clusters in zip(blocks, clusters)
+        ]
+        groups = condense_ffns(ffn_groups, lambda i: blocks[i].mlp.state_dict(), centroid)
+        embeddings = {
+            key: value.detach().clone()
+            for key, value in backbone.state_dict().items() if backbone.is_stem_param(key)
+        }
+        learngene = Learngene(self.describe(), dict(settings or {}, centroid=centroid),
+                              mad.detach().cpu().float().clone(), embeddings,
+                              clone_state(backbone.norm.state_dict()), layers, groups)
+        learngene.validate()
+        return learngene
+
+    @torch.no_grad()
+    def extract_blocks(self, method: str, settings: Optional[dict] = None) -> BlockLearngene:
+        """The Heuristic- or Auto-Learngene learngene (``method`` 'heuristic'
+        or 'auto'): the blocks :func:`learngene_blocks` names, whole."""
+        layers = learngene_blocks(method, len(self.backbone.blocks))
+        blocks = [clone_state(self.backbone.blocks[index].state_dict()) for index in layers]
+        learngene = BlockLearngene(method, self.describe(), tuple(layers), blocks,
+                                   dict(settings or {}))
+        learngene.validate()
+        return learngene
+
+    @torch.no_grad()
+    def extract_expansion(self, settings: Optional[dict] = None) -> TLEGLearngene:
+        """The TLEG learngene: theta_A and theta_B of a (trained) Aux-Net.
+
+        Raises:
+            ValueError: The backbone is not a :class:`LinearExpansionViT`.
+        """
+        aux = self.backbone
+        if not isinstance(aux, LinearExpansionViT):
+            raise ValueError(f'a TLEG learngene comes from a LinearExpansionViT (the Aux-Net), '
+                             f'got {type(aux).__name__}')
+        learngene = TLEGLearngene(self.describe(), clone_state(aux.theta_a.state_dict()),
+                                  clone_state(aux.theta_b.state_dict()), dict(settings or {}))
+        learngene.validate()
+        return learngene
+
+
+ancestry_for.register(ViT)(ViTAncestry)

@@ -1,0 +1,12 @@
+"""Learngene files, one module per kind: Cluster-Learngene of a ViT and of a
+Swin ancestry, the block baselines (Heuristic, Auto) and TLEG."""
+from .block import BlockLearngene, block_sources, learngene_blocks
+from .layers import FFNGroup, LearngeneLayer
+from .swin import SwinLearngene, SwinStage, WindowLearngeneLayer
+from .tleg import TLEGLearngene
+from .vit import Learngene
+
+__all__ = [
+    'BlockLearngene', 'FFNGroup', 'Learngene', 'LearngeneLayer', 'SwinLearngene', 'SwinStage',
+    'TLEGLearngene', 'WindowLearngeneLayer', 'block_sources', 'learngene_blocks'
+]

@@ -1,0 +1,226 @@
+"""The Cluster-Learngene learngene of a Swin Transformer ancestry
+(mmpretrain's ``SwinTransformer``).
+
+Per stage: the MAD table, every block condensed as a ViT layer is (head
+centroids in priority order with their Q/K/V rows and biases and W^O
+columns) plus each centroid's column of the relative-position-bias table,
+the stage's FFN groups (inside the stage: widths change between stages)
+and its patch merging. Plus the patch embedding (with its norm) and the
+output norms.
+"""
+from dataclasses import dataclass, field
+from typing import ClassVar, Dict, List, Sequence, Tuple
+
+import torch
+
+from ..file_format import (LearngeneFile, Tensors, expect_int, expect_norm, expect_tensor,
+                           expect_type, format_settings, require, validate_settings)
+from ..head_clustering import HeadCluster
+from .layers import (FFNGroup, LearngeneLayer, ffn_group_from_dict, ffn_group_to_dict,
+                     layer_from_dict, layer_to_dict, validate_ffn_groups, validate_layer)
+
+# What the learngene records of the ancestry's architecture.
+SWIN_ANCESTRY_KEYS = ('embed_dims', 'depths', 'num_heads', 'feedforward_channels', 'window_size',
+                      'patch_size', 'patch_resolution', 'qkv_bias', 'out_indices')
+
+
+@dataclass
+class WindowLearngeneLayer(LearngeneLayer):
+    """A :class:`LearngeneLayer` of window attention, with ``rel_pos_bias``
+    (c, (2Wh-1)(2Ww-1)): each centroid's column of the relative-position-bias table."""
+    rel_pos_bias: torch.Tensor
+
+
+@dataclass
+class SwinStage:
+    """One stage: ``mad`` (depth, heads), its ``layers``, its ``ffn_groups``
+    (block indices within the stage) and its patch merging's state
+    (``downsample``; empty for the last stage)."""
+    mad: torch.Tensor
+    layers: List[WindowLearngeneLayer]
+    ffn_groups: List[FFNGroup]
+    downsample: Tensors
+
+
+def stage_dims(ancestry: dict) -> List[int]:
+    """Token width of each stage (doubled by every patch merging)."""
+    return [ancestry['embed_dims'] * 2**s for s in range(len(ancestry['depths']))]
+
+
+def head_dims(ancestry: dict) -> List[int]:
+    """Head width of each stage: its width over its heads."""
+    return [c // h for c, h in zip(stage_dims(ancestry), ancestry['num_heads'])]
+
+
+@dataclass
+class SwinLearngene(LearngeneFile):
+    """The condensed Swin ancestry; see the module docstring.
+
+    Args:
+        ancestry (dict): See ``SwinAncestry.describe``.
+        settings (dict): How it was made.
+        embeddings (dict): The patch embedding (``projection``, ``norm``).
+        final_norms (dict): ``norm{i}`` of every output index -> its state.
+        stages (list[SwinStage]): One per stage.
+    """
+    FILE_FORMAT: ClassVar[str] = 'mmvitdyn.swin_learngene'
+    FILE_VERSION: ClassVar[int] = 1
+    WRITER: ClassVar[str] = 'build_learngene.py'
+
+    ancestry: dict
+    settings: dict
+    embeddings: Tensors
+    final_norms: Dict[str, Tensors]
+    stages: List[SwinStage] = field(default_factory=list)
+
+    # ------------------------------------------------------------- queries
+    @property
+    def num_centroids(self) -> List[List[int]]:
+        return [[layer.num_centroids for layer in stage.layers] for stage in self.stages]
+
+    def mad_columns(self) -> List[Tuple[str, torch.Tensor, Sequence[HeadCluster]]]:
+        """(label ``stage.block``, MAD of its heads, clusters) of every block,
+        for :func:`plot_mad`."""
+        return [(f'{s}.{b}', stage.mad[b], layer.clusters) for s, stage in enumerate(self.stages)
+                for b, layer in enumerate(stage.layers)]
+
+    def summary(self) -> str:
+        a, lines = self.ancestry, []
+        lines.append(f"Learngene of a Swin: depths {a['depths']}, heads {a['num_heads']} of "
+                     f"{head_dims(a)}, widths {stage_dims(a)}, window {a['window_size']}, "
+                     f"patch {a['patch_size']}")
+        lines.append('settings: ' + format_settings(self.settings))
+        for index, stage in enumerate(self.stages):
+            multi = [list(g.layers) for g in stage.ffn_groups if len(g.layers) > 1]
+            lines.append(f'stage {index}: centroids per block '
+                         f'{[layer.num_centroids for layer in stage.layers]}, FFN groups of '
+                         f'several blocks {multi or "none"}')
+        total = sum(t.numel() for t in self._tensors())
+        lines.append(f'inherited parameters: {total / 1e6:.3f}M')
+        return '\n'.join(lines)
+
+    def _tensors(self) -> List[torch.Tensor]:
+        tensors = [*self.embeddings.values()]
+        tensors += [t for norm in self.final_norms.values() for t in norm.values()]
+        for stage in self.stages:
+            tensors += [*stage.downsample.values()]
+            tensors += [t for g in stage.ffn_groups for t in g.weights.values()]
+            for layer in stage.layers:
+                tensors += [
+                    layer.qkv_weight, layer.proj_weight, layer.proj_bias, layer.rel_pos_bias,
+                    *layer.norm1.values(), *layer.norm2.values()
+                ]
+                if layer.qkv_bias is not None:
+                    tensors.append(layer.qkv_bias)
+        return tensors
+
+    # ----------------------------------------------------------- validation
+    def validate(self) -> None:
+        """Check everything inheritance reads; ``ValueError`` names the field."""
+        validate_settings(self.settings)
+        a = self._validate_ancestry()
+        dims, heads, window = stage_dims(a), a['num_heads'], a['window_size']
+        p, c = a['patch_size'], a['embed_dims']
+        expect_type(self.embeddings, dict, 'embeddings')
+        for key, shape in (('projection.weight', (c, None, p, p)), ('projection.bias', (c, )),
+                           ('norm.weight', (c, )), ('norm.bias', (c, ))):
+            expect_tensor(require(self.embeddings, key, 'embeddings'), f'embeddings.{key}', shape)
+        expect_type(self.final_norms, dict, 'final_norms')
+        for index in a['out_indices']:
+            expect_norm(
+                require(self.final_norms, f'norm{index}', 'final_norms'),
+                f'final_norms.norm{index}', dims[index])
+        expect_type(self.stages, list, 'stages')
+        if len(self.stages) != len(a['depths']):
+            raise ValueError(f'learngene has {len(self.stages)} stages, ancestry.depths='
+                             f"{a['depths']}")
+        table = (2 * window - 1)**2
+        for s, stage in enumerate(self.stages):
+            where = f'stages[{s}]'
+            expect_type(stage, SwinStage, where)
+            expect_tensor(stage.mad, f'{where}.mad', (a['depths'][s], heads[s]))
+            if not torch.isfinite(stage.mad).all():
+                raise ValueError(f'learngene {where}.mad has non-finite values at (block, head) '
+                                 f'{torch.nonzero(~torch.isfinite(stage.mad)).tolist()}')
+            expect_type(stage.layers, list, f'{where}.layers')
+            if len(stage.layers) != a['depths'][s]:
+                raise ValueError(f'learngene {where} has {len(stage.layers)} layers, depth '
+                                 f"{a['depths'][s]}")
+            for index, layer in enumerate(stage.layers):
+                field_ = f'{where}.layers[{index}]'
+                expect_type(layer, WindowLearngeneLayer, field_)
+                validate_layer(layer, field_, heads[s], dims[s], head_dims(a)[s], a['qkv_bias'])
+                expect_tensor(layer.rel_pos_bias, f'{field_}.rel_pos_bias',
+                              (layer.num_centroids, table))
+            validate_ffn_groups(stage.ffn_groups, f'{where}.ffn_groups', a['depths'][s], dims[s],
+                                a['feedforward_channels'][s])
+            expect_type(stage.downsample, dict, f'{where}.downsample')
+            if s < len(self.stages) - 1:
+                for key, shape in (('norm.weight', (4 * dims[s], )), ('norm.bias', (4 * dims[s], )),
+                                   ('reduction.weight', (2 * dims[s], 4 * dims[s]))):
+                    expect_tensor(
+                        require(stage.downsample, key, f'{where}.downsample'),
+                        f'{where}.downsample.{key}', shape)
+
+    def _validate_ancestry(self) -> dict:
+        expect_type(self.ancestry, dict, 'ancestry')
+        a = self.ancestry
+        for key in SWIN_ANCESTRY_KEYS:
+            if key not in a:
+                raise ValueError(f'learngene ancestry.{key} is missing')
+        for key in ('embed_dims', 'window_size', 'patch_size'):
+            expect_int(a[key], f'ancestry.{key}', minimum=1)
+        stages = len(a['depths']) if isinstance(a['depths'], list) else 0
+        for key in ('depths', 'num_heads', 'feedforward_channels'):
+            value = a[key]
+            if not isinstance(value, list) or not value or len(value) != stages:
+                raise ValueError(f'learngene ancestry.{key}={value!r} must be a list with one '
+                                 'int per stage')
+            for item in value:
+                expect_int(item, f'ancestry.{key}', minimum=1)
+        for dims, h in zip(stage_dims(a), a['num_heads']):
+            if dims % h:
+                raise ValueError(f'learngene ancestry.num_heads={a["num_heads"]} do not divide '
+                                 f'the stage widths {stage_dims(a)}')
+        expect_type(a['qkv_bias'], bool, 'ancestry.qkv_bias')
+        for index in a['out_indices']:
+            if not isinstance(index, int) or not 0 <= index < stages:
+                raise ValueError(f"learngene ancestry.out_indices={a['out_indices']} must be "
+                                 f'stages 0..{stages - 1}')
+        return a
+
+    # ----------------------------------------------------------------- I/O
+    def encode_field(self, name: str, value):
+        if name == 'final_norms':
+            return {key: dict(norm) for key, norm in value.items()}
+        if name == 'stages':
+            return [
+                dict(
+                    mad=stage.mad,
+                    layers=[layer_to_dict(layer) for layer in stage.layers],
+                    ffn_groups=[ffn_group_to_dict(group) for group in stage.ffn_groups],
+                    downsample=dict(stage.downsample)) for stage in value
+            ]
+        return super().encode_field(name, value)
+
+    @classmethod
+    def decode_field(cls, name: str, value):
+        if name != 'stages':
+            return value
+        expect_type(value, list, 'stages')
+        stages = []
+        for s, stage in enumerate(value):
+            where = f'stages[{s}]'
+            layers = [
+                layer_from_dict(layer, f'{where}.layers[{i}]', WindowLearngeneLayer)
+                for i, layer in enumerate(require(stage, 'layers', where, list))
+            ]
+            groups = [
+                ffn_group_from_dict(group, f'{where}.ffn_groups[{i}]')
+                for i, group in enumerate(require(stage, 'ffn_groups', where, list))
+            ]
+            stages.append(
+                SwinStage(
+                    require(stage, 'mad', where), layers, groups,
+                    require(stage, 'downsample', where)))
+        return stages

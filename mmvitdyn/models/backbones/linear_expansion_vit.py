@@ -1,0 +1,93 @@
+"""TLEG's Aux-Net: a ViT whose layers are a linear expansion of two blocks.
+
+Layer l (0-based) of an L-layer Aux-Net computes with::
+
+    theta_l = theta_A + c_l * theta_B,   c_l = l / (L - 1)   (c_0 = 0 when L = 1)
+
+for every tensor of a block (norms, Q/K/V and their biases, W^O, FFN).
+After training, theta_A and theta_B are the TLEG learngene
+(:class:`mmvitdyn.learngene.TLEGLearngene`).
+"""
+import copy
+from typing import Dict, List
+
+import torch
+from mmengine.registry import MODELS
+from torch import nn
+
+from ..utils import loads_checkpoint
+from .vit import ViT
+
+Tensors = Dict[str, torch.Tensor]
+
+
+def expansion_coefficients(num_layers: int) -> List[float]:
+    """c_l of each of ``num_layers`` layers: l / (L - 1), 0 for one layer."""
+    if num_layers < 1:
+        raise ValueError(f'num_layers={num_layers} must be >= 1')
+    return [layer / max(num_layers - 1, 1) for layer in range(num_layers)]
+
+
+@MODELS.register_module()
+class LinearExpansionViT(ViT):
+    """TLEG's Aux-Net: a ViT whose layer l computes with theta_A + c_l theta_B.
+
+    theta_A and theta_B are the parameters ``theta_a.*`` and ``theta_b.*``,
+    each named as a block's (``theta_a.attn.qkv.weight`` ...); the blocks
+    hold no parameters and compute with the expanded tensors, recomputed
+    in every forward pass so that gradients reach theta_A and theta_B.
+    Outside a forward pass each block's tensors hold the current expansion
+    (detached), so the model can be inspected like a ViT.
+
+    theta_A starts as a ViT block (truncated normal 0.02, LayerNorm 1 / 0),
+    theta_B likewise with zero LayerNorm weights, so every layer's norms
+    start as LayerNorm's 1 / 0.
+
+    Args: those of :class:`ViT`.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.theta_a = copy.deepcopy(self.blocks[0])
+        self.theta_b = copy.deepcopy(self.blocks[0])
+        self.expanded_keys = [name for name, _ in self.theta_a.named_parameters()]
+        for block in self.blocks:
+            for key in self.expanded_keys:
+                owner, _, leaf = key.rpartition('.')
+                delattr(block.get_submodule(owner), leaf)
+        self.coefficients = expansion_coefficients(len(self.blocks))
+        self._expand(detach=True)
+        self.register_load_state_dict_post_hook(lambda module, keys: module._expand(True))
+
+    def layer_tensors(self, layer: int) -> Tensors:
+        """Block state dict of ``layer``: theta_A + c_l theta_B (with gradients)."""
+        c = self.coefficients[layer]
+        return {
+            key: self.theta_a.get_parameter(key) + c * self.theta_b.get_parameter(key)
+            for key in self.expanded_keys
+        }
+
+    def _expand(self, detach: bool = False) -> None:
+        for index, block in enumerate(self.blocks):
+            for key, value in self.layer_tensors(index).items():
+                owner, _, leaf = key.rpartition('.')
+                setattr(block.get_submodule(owner), leaf, value.detach() if detach else value)
+
+    def init_weights(self):
+        """The ViT's initialisation (or ``init_cfg``'s checkpoint), then zero
+        LayerNorm weights in theta_B unless a checkpoint was loaded."""
+        super().init_weights()
+        if not loads_checkpoint(self.init_cfg):
+            with torch.no_grad():
+                for module in self.theta_b.modules():
+                    if isinstance(module, nn.LayerNorm):
+                        module.weight.zero_()
+        self._expand(detach=True)
+
+    def forward(self, x: torch.Tensor):
+        """Images (B, 3, H, W) -> the ViT's outputs, every layer expanded."""
+        self._expand()
+        try:
+            return super().forward(x)
+        finally:
+            self._expand(detach=True)
