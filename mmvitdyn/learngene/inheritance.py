@@ -37,8 +37,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
-from torch.nn.utils import parametrize
 
+from ..models.layers import heads_are_shared
 from .artefacts.layers import LearngeneLayer
 from .artefacts.vit import Learngene
 from .file_format import require
@@ -278,17 +278,12 @@ def copy_state(module: nn.Module, state: dict, name: str, field: str, inherited:
 
 
 def copy_into(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:
-    """Set tensor ``name`` of ``module`` (a parameter, or a parametrised
-    tensor such as tied heads) to ``value``, after a shape check naming ``label``."""
+    """Set parameter ``name`` of ``module`` to ``value``, after a shape check
+    naming ``label``."""
     target = getattr(module, name)
-    if tuple(target.shape) != tuple(value.shape):
-        raise ValueError(f'cannot inherit {label}: the learngene gives shape '
-                         f'{tuple(value.shape)}, the descendant has {tuple(target.shape)}')
+    _check_shape(target, value, label)
     with torch.no_grad():
-        if parametrize.is_parametrized(module, name):
-            setattr(module, name, value.to(target))
-        else:
-            target.copy_(value)
+        target.copy_(value)
 
 
 def inherit_attention(attn: nn.Module, layer: LearngeneLayer, assignment: Sequence[int],
@@ -296,35 +291,45 @@ def inherit_attention(attn: nn.Module, layer: LearngeneLayer, assignment: Sequen
     """Initialise an ``Attention`` with ``len(assignment)`` heads from centroids.
 
     Head k gets Q, K, V rows (and biases) of centroid ``assignment[k]`` and
-    its columns of W^O; the W^O bias is the layer's. A descendant with q/k/v
-    biases from a learngene without them gets zero biases (the ancestry's
-    function), not counted as inherited.
+    its columns of W^O; the W^O bias is the layer's. Tied heads
+    (:func:`~mmvitdyn.models.layers.share_heads`) take their distinct
+    head's first copy. A descendant with q/k/v biases from a learngene
+    without them gets zero biases (the ancestry's function), not counted as
+    inherited.
 
     Returns:
         dict[str, int]: Inherited tensors (``qkv.weight``, ...) and their sizes.
     """
     index = torch.as_tensor(list(assignment), dtype=torch.long)
     qkv = layer.qkv_weight[index]  # (H_d, 3, D, C)
-    copy_into(attn.qkv, 'weight',
-              qkv.transpose(0, 1).reshape(-1, qkv.shape[-1]), f'{name}.qkv.weight')
-    if attn.qkv.bias is not None:
-        if layer.qkv_bias is None:
-            copy_into(attn.qkv, 'bias', torch.zeros_like(attn.qkv.bias), f'{name}.qkv.bias')
-        else:
-            copy_into(attn.qkv, 'bias', layer.qkv_bias[index].transpose(0, 1).reshape(-1),
-                      f'{name}.qkv.bias')
+    proj = layer.proj_weight[index]  # (H_d, C, D)
+    tensors = {
+        'qkv.weight': qkv.transpose(0, 1).reshape(-1, qkv.shape[-1]),
+        'proj.weight': proj.transpose(0, 1).reshape(proj.shape[1], -1)
+    }
+    shared = heads_are_shared(attn)
+    if (attn.shared_heads.qkv_bias if shared else attn.qkv.bias) is not None:
+        tensors['qkv.bias'] = qkv.new_zeros(qkv.shape[:3].numel()) if layer.qkv_bias is None \
+            else layer.qkv_bias[index].transpose(0, 1).reshape(-1)
     elif layer.qkv_bias is not None:
         raise ValueError(f'{name}: the learngene has q/k/v biases but the descendant was built '
                          'with qkv_bias=False')
-    proj = layer.proj_weight[index]  # (H_d, C, D)
-    copy_into(attn.proj, 'weight',
-              proj.transpose(0, 1).reshape(proj.shape[1], -1), f'{name}.proj.weight')
+    if shared:
+        current = attn.shared_heads()
+        for key, value in tensors.items():
+            _check_shape(current[key], value, f'{name}.{key}')
+        attn.shared_heads.load_full(tensors)
+    else:
+        for key, value in tensors.items():
+            owner, _, leaf = key.rpartition('.')
+            copy_into(attn.get_submodule(owner), leaf, value, f'{name}.{key}')
     copy_into(attn.proj, 'bias', layer.proj_bias, f'{name}.proj.bias')
-    inherited = {
-        'qkv.weight': attn.qkv.weight.numel(),
-        'proj.weight': attn.proj.weight.numel(),
-        'proj.bias': attn.proj.bias.numel()
-    }
-    if layer.qkv_bias is not None:
-        inherited['qkv.bias'] = attn.qkv.bias.numel()
-    return inherited
+    if layer.qkv_bias is None:
+        tensors.pop('qkv.bias', None)
+    return {'proj.bias': layer.proj_bias.numel(), **{k: v.numel() for k, v in tensors.items()}}
+
+
+def _check_shape(target: torch.Tensor, value: torch.Tensor, label: str) -> None:
+    if tuple(target.shape) != tuple(value.shape):
+        raise ValueError(f'cannot inherit {label}: the learngene gives shape '
+                         f'{tuple(value.shape)}, the descendant has {tuple(target.shape)}')

@@ -137,18 +137,19 @@ def test_aux_net_trains_theta_a_and_theta_b_and_stays_an_expansion():
     before = aux.theta_b.mlp.fc1.weight.detach().clone()
     optimizer.step()
     assert not torch.equal(aux.theta_b.mlp.fc1.weight, before)
-    # Outside the forward pass, every layer holds the current expansion.
-    for block, c in zip(aux.blocks, (0., 1 / 3, 2 / 3, 1.)):
+    # The blocks hold no copy: every layer computes with the current expansion.
+    assert all(not list(block.parameters()) for block in aux.blocks)
+    for index, c in enumerate((0., 1 / 3, 2 / 3, 1.)):
         expected = aux.theta_a.mlp.fc1.weight + c * aux.theta_b.mlp.fc1.weight
-        torch.testing.assert_close(block.mlp.fc1.weight, expected)
+        torch.testing.assert_close(aux.block_tensors(index)['mlp.fc1.weight'], expected)
 
 
 def test_aux_net_norms_start_as_layer_norm():
     aux = tiny(LinearExpansionViT, arch=dict(TINY_ARCH, num_layers=4))
     assert torch.equal(aux.theta_b.norm1.weight, torch.zeros(C))
-    for block in aux.blocks:
-        assert torch.equal(block.norm2.weight, torch.ones(C))
-        assert torch.equal(block.norm2.bias, torch.zeros(C))
+    for index in range(4):
+        assert torch.equal(aux.block_tensors(index)['norm2.weight'], torch.ones(C))
+        assert torch.equal(aux.block_tensors(index)['norm2.bias'], torch.zeros(C))
 
 
 @pytest.mark.parametrize('num_layers,coefficients', [(3, (0., .5, 1.)), (1, (0., )),

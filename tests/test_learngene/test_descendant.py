@@ -7,7 +7,7 @@ from helpers.learngene import learngene_with_counts, make_ancestry, write_learng
 from helpers.models import TINY_ARCH, images, tiny
 from mmvitdyn.learngene import DyTLearngeneViT, Learngene, LearngeneViT
 from mmvitdyn.learngene.descendants import vit as descendant_module
-from mmvitdyn.models.layers import DyTBlock, ExpandedMlp, Mlp, heads_are_shared
+from mmvitdyn.models.layers import DyTBlock, Mlp, heads_are_shared
 
 
 def learngene_file(ancestry, tmp_path, name='lg.pth', **kwargs):
@@ -63,8 +63,14 @@ def test_inherited_head_computes_the_ancestry_heads_attention(ancestry, tmp_path
 def test_tied_and_independent_ffns_start_equal(ancestry, tmp_path):
     path = learngene_file(ancestry, tmp_path, eps=1e3)  # one centroid per layer, one FFN group
     tied = descendant(path, arch=dict(num_heads=2))
-    assert [type(b.mlp) for b in tied.blocks] == [ExpandedMlp] * 3
-    assert tied.blocks[1].mlp.source is tied.blocks[0].mlp.source
+    # One W for the run, held by its first layer; every layer's W_t is supplied.
+    assert [dict(b.mlp.named_parameters(recurse=False)) for b in tied.blocks] == [{}] * 3
+    assert [b.mlp.fc1._parameters for b in tied.blocks] == [{}] * 3
+    assert 'expansion' in tied.blocks[0].mlp._modules
+    assert not any('expansion' in b.mlp._modules for b in tied.blocks[1:])
+    assert sorted(tied.block_tensors(1)) == [
+        'mlp.fc1.bias', 'mlp.fc1.weight', 'mlp.fc2.bias', 'mlp.fc2.weight'
+    ]
     independent = descendant(path, arch=dict(num_heads=2), ffn_sharing='independent')
     assert [type(b.mlp) for b in independent.blocks] == [Mlp] * 3
     for block in independent.blocks:
@@ -89,7 +95,7 @@ def test_one_shared_ffn_is_built_per_tied_run(ancestry, tmp_path, monkeypatch):
     monkeypatch.setattr(descendant_module, 'FFNExpansion', Counted)
     tied = descendant(path, arch=dict(num_heads=2))
     assert built == [(32, 64, 3)]  # width, FFN width, the 3 layers of the one run
-    assert all(b.mlp.source is tied.blocks[0].mlp.source for b in tied.blocks)
+    assert sum('expansion' in b.mlp._modules for b in tied.blocks) == 1
 
 
 def test_tied_ffns_stay_one_function_of_w_while_independent_copies_drift(ancestry, tmp_path):
@@ -100,7 +106,7 @@ def test_tied_ffns_stay_one_function_of_w_while_independent_copies_drift(ancestr
         model(images())[0].square().mean().backward()
         optimizer.step()
         if mode == 'tied':
-            expansion = model.blocks[0].mlp.source
+            expansion = model.blocks[0].mlp.expansion
             # Every layer is still g_t of the one W (g now differs per layer).
             hidden = torch.relu(
                 expansion.fc1_weight.unsqueeze(-1) * expansion.map_hidden_weight +
@@ -125,9 +131,9 @@ def test_ffn_expansion_trains_with_the_descendant(ancestry, tmp_path):
     assert not any(
         name.startswith(('blocks.1.mlp', 'blocks.2.mlp')) for name, _ in model.named_parameters())
     optimizer = torch.optim.SGD(model.parameters(), lr=1.)
-    before = model.blocks[2].mlp.source.weights(2)['fc2.weight'].detach().clone()
+    before = model.block_tensors(2)['mlp.fc2.weight'].detach().clone()
     optimizer.step()
-    assert not torch.equal(model.blocks[2].mlp.source.weights(2)['fc2.weight'], before)
+    assert not torch.equal(model.block_tensors(2)['mlp.fc2.weight'], before)
 
 
 # ------------------------------------------------------------ shared heads
@@ -136,7 +142,7 @@ def test_tied_heads_are_one_parameter_and_train_together(ancestry, tmp_path):
     tied = descendant(path, arch=dict(num_heads=3), tie_heads=True)
     free = descendant(path, arch=dict(num_heads=3))
     assert all(heads_are_shared(b.attn) for b in tied.blocks)
-    assert tied.blocks[0].attn.qkv.parametrizations.weight.original.shape == (3, 1, 8, 32)
+    assert tied.blocks[0].attn.shared_heads.qkv_weight.shape == (3, 1, 8, 32)
     x = images()
     with torch.no_grad():
         assert torch.equal(tied(x)[0], free(x)[0])
@@ -146,7 +152,7 @@ def test_tied_heads_are_one_parameter_and_train_together(ancestry, tmp_path):
         optimizer = torch.optim.SGD(model.parameters(), lr=1.)
         model(x)[0].square().mean().backward()
         optimizer.step()
-    q_tied = tied.blocks[0].attn.qkv.weight.detach().view(3, 3, 8, 32)
+    q_tied = tied.block_tensors(0)['attn.qkv.weight'].detach().view(3, 3, 8, 32)
     q_free = free.blocks[0].attn.qkv.weight.detach().view(3, 3, 8, 32)
     assert torch.equal(q_tied[:, 0], q_tied[:, 2]) and torch.equal(q_tied[:, 1], q_tied[:, 2])
     # Identical copies get identical gradients, so the one tied parameter moves
@@ -161,7 +167,7 @@ def test_materialized_descendant_gives_the_same_outputs_and_reloads(ancestry, tm
     with torch.no_grad():
         model.blocks[0].mlp.expansion.map_out_weight.normal_()
         model.blocks[0].mlp.expansion.map_hidden_bias.fill_(0.01)
-        model.blocks[1].attn.qkv.parametrizations.weight.original.normal_()
+        model.blocks[1].attn.shared_heads.qkv_weight.normal_()
     counts = model.parameter_counts()
     x = images()
     with torch.no_grad():
@@ -384,7 +390,7 @@ def test_composes_with_dyt_by_mro(ancestry, tmp_path):
         freeze_pretrained=False)
     model.init_weights()
     assert all(isinstance(b, DyTBlock) and b.attn.num_heads == 2 for b in model.blocks)
-    assert isinstance(model.blocks[2].mlp, ExpandedMlp)
+    assert 'mlp.fc1.weight' in model.block_tensors(2)
     assert torch.equal(model.blocks[0].attn.proj.bias, ancestry.blocks[0].attn.proj.bias)
     model.train()
     model(images(2))[0].sum().backward()

@@ -116,7 +116,7 @@ def test_materialized_export_loads_without_sharing(tmp_path, capsys):
     trained.init_weights()
     with torch.no_grad():
         trained.backbone.blocks[0].mlp.expansion.map_out_weight.normal_()
-        trained.backbone.blocks[1].attn.qkv.parametrizations.weight.original.normal_()
+        trained.backbone.blocks[1].attn.shared_heads.qkv_weight.normal_()
     torch.save(dict(state_dict=trained.state_dict()), tmp_path / 'trained.pth')
     load_tool('learngene/materialize_descendant.py').main([
         str(cfg_path),

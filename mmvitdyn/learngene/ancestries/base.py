@@ -111,30 +111,45 @@ def pick_heads(tensor: torch.Tensor, clusters: Sequence[HeadCluster],
     return torch.stack([tensor[list(c.members)].mean(0) for c in clusters])
 
 
+def substate(state: Tensors, prefix: str) -> Tensors:
+    """The entries of ``state`` under ``prefix``, with the prefix removed."""
+    return {key[len(prefix):]: value for key, value in state.items() if key.startswith(prefix)}
+
+
 @torch.no_grad()
-def condense_attention(attn: nn.Module,
-                       norm1: nn.Module,
-                       norm2: nn.Module,
+def condense_attention(attn: Tensors,
+                       num_heads: int,
+                       norm1: Tensors,
+                       norm2: Tensors,
                        clusters: Sequence[HeadCluster],
                        centroid: str,
                        layer_class: type = LearngeneLayer,
                        **extra) -> LearngeneLayer:
     """The ``layer_class`` (:class:`LearngeneLayer` or a subclass, whose
-    further fields are ``extra``) of an attention with ``qkv`` (C -> 3HD) and
-    ``proj`` (HD -> C) linears and ``num_heads``, and the layer's norms."""
-    h = attn.num_heads
-    d = attn.qkv.out_features // (3 * h)
-    qkv = attn.qkv.weight.view(3, h, d, -1).transpose(0, 1)  # (H, 3, D, C)
-    bias = attn.qkv.bias.view(3, h, d).transpose(0, 1) if attn.qkv.bias is not None else None
-    proj = attn.proj.weight.view(-1, h, d).transpose(0, 1)  # (H, C, D)
+    further fields are ``extra``) of one attention layer.
+
+    Args:
+        attn (dict): The attention's ``qkv.weight`` (3HD, C), ``qkv.bias``
+            (3HD, ; optional), ``proj.weight`` (C, HD) and ``proj.bias`` (C, ).
+        num_heads (int): H.
+        norm1, norm2 (dict): The layer's norms' state dicts.
+        clusters: The head clusters in priority order.
+        centroid (str): See :func:`pick_heads`.
+    """
+    h = num_heads
+    d = attn['qkv.weight'].shape[0] // (3 * h)
+    qkv = attn['qkv.weight'].view(3, h, d, -1).transpose(0, 1)  # (H, 3, D, C)
+    bias = attn.get('qkv.bias')
+    proj = attn['proj.weight'].view(-1, h, d).transpose(0, 1)  # (H, C, D)
     return layer_class(
         clusters=list(clusters),
         qkv_weight=pick_heads(qkv, clusters, centroid),
-        qkv_bias=None if bias is None else pick_heads(bias, clusters, centroid),
+        qkv_bias=None if bias is None else pick_heads(
+            bias.view(3, h, d).transpose(0, 1), clusters, centroid),
         proj_weight=pick_heads(proj, clusters, centroid),
-        proj_bias=attn.proj.bias.detach().clone(),
-        norm1=clone_state(norm1.state_dict()),
-        norm2=clone_state(norm2.state_dict()),
+        proj_bias=attn['proj.bias'].detach().clone(),
+        norm1=clone_state(norm1),
+        norm2=clone_state(norm2),
         **extra)
 
 

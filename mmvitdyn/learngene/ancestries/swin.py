@@ -222,9 +222,10 @@ class SwinAncestry(Ancestry):
                 table = msa.relative_position_bias_table.t()  # (H, R)
                 layers.append(
                     condense_attention(
-                        msa,
-                        block.norm1,
-                        block.norm2,
+                        msa.state_dict(),
+                        msa.num_heads,
+                        block.norm1.state_dict(),
+                        block.norm2.state_dict(),
                         block_clusters,
                         centroid,
                         WindowLearngeneLayer,

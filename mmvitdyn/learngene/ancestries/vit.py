@@ -21,9 +21,10 @@ from ..artefacts.tleg import TLEGLearngene
 from ..artefacts.vit import Learngene
 from ..attention_distance import attention_distance, patch_attention, patch_distances
 from ..ffn_grouping import Groups, group_ffns
+from ..file_format import Tensors
 from ..head_clustering import HeadCluster, cluster_heads
 from .base import (CENTROIDS, Ancestry, ancestry_for, clone_state, clustering_record,
-                   condense_attention, condense_ffns)
+                   condense_attention, condense_ffns, substate)
 
 
 class AttentionDistanceRecorder:
@@ -130,6 +131,15 @@ class ViTAncestry(Ancestry):
         backbone (ViT): The ancestry.
     """
 
+    def block_state(self, index: int) -> Tensors:
+        """Block ``index``'s complete state dict: the tensors it holds and those
+        the backbone supplies it (tied or expanded weights, see
+        ``ViT.block_tensors``), detached."""
+        supplied = self.backbone.block_tensors(index)
+        state = self.backbone.blocks[index].state_dict()
+        state.update({key: value.detach() for key, value in supplied.items()})
+        return state
+
     def describe(self) -> dict:
         """``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``,
         ``feedforward_channels``, ``patch_size``, ``patch_resolution`` (the
@@ -137,16 +147,17 @@ class ViTAncestry(Ancestry):
         prefix tokens), ``qkv_bias``."""
         backbone = self.backbone
         attn = backbone.blocks[0].attn
+        state = self.block_state(0)
         return dict(
             embed_dims=backbone.embed_dims,
             num_layers=len(backbone.blocks),
             num_heads=attn.num_heads,
             head_dim=attn.head_dim,
-            feedforward_channels=backbone.blocks[0].mlp.fc1.out_features,
+            feedforward_channels=state['mlp.fc1.weight'].shape[0],
             patch_size=backbone.patch_size,
             patch_resolution=list(backbone.patch_resolution),
             num_extra_tokens=backbone.num_prefix_tokens,
-            qkv_bias=attn.qkv.bias is not None)
+            qkv_bias='attn.qkv.bias' in state)
 
     def recorder(self) -> AttentionDistanceRecorder:
         return AttentionDistanceRecorder(self.backbone)
@@ -198,11 +209,14 @@ class ViTAncestry(Ancestry):
         if len(clusters) != len(blocks):
             raise ValueError(
                 f'clusters are given for {len(clusters)} layers, the ancestry has {len(blocks)}')
+        states = [self.block_state(index) for index in range(len(blocks))]
         layers = [
-            condense_attention(block.attn, block.norm1, block.norm2, layer_clusters, centroid)
-            for block, layer_clusters in zip(blocks, clusters)
+            condense_attention(
+                substate(state, 'attn.'), block.attn.num_heads, substate(state, 'norm1.'),
+                substate(state, 'norm2.'), layer_clusters, centroid)
+            for block, state, layer_clusters in zip(blocks, states, clusters)
         ]
-        groups = condense_ffns(ffn_groups, lambda i: blocks[i].mlp.state_dict(), centroid)
+        groups = condense_ffns(ffn_groups, lambda i: substate(states[i], 'mlp.'), centroid)
         embeddings = {
             key: value.detach().clone()
             for key, value in backbone.state_dict().items() if backbone.is_stem_param(key)
@@ -218,7 +232,7 @@ class ViTAncestry(Ancestry):
         """The Heuristic- or Auto-Learngene learngene (``method`` 'heuristic'
         or 'auto'): the blocks :func:`learngene_blocks` names, whole."""
         layers = learngene_blocks(method, len(self.backbone.blocks))
-        blocks = [clone_state(self.backbone.blocks[index].state_dict()) for index in layers]
+        blocks = [clone_state(self.block_state(index)) for index in layers]
         learngene = BlockLearngene(method, self.describe(), tuple(layers), blocks,
                                    dict(settings or {}))
         learngene.validate()

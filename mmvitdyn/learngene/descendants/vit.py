@@ -14,8 +14,9 @@ from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 
 from ...models.backbones import DyTViT, ViT
-from ...models.layers import (FFN_PARAMS, ExpandedMlp, FFNExpansion, attention_with_shared_heads,
-                              expanded_mlp, heads_are_shared, resize_pos_embed, unshare_heads)
+from ...models.layers import (FFN_PARAMS, SHARED_HEAD_PARAMS, FFNExpansion,
+                              attention_with_shared_heads, expanded_mlp, heads_are_shared, hold,
+                              resize_pos_embed)
 from ...models.utils import loads_checkpoint
 from ..artefacts.block import BlockLearngene
 from ..artefacts.layers import FFN_KEYS
@@ -304,15 +305,35 @@ class LearngeneViT(ViT):
                     f'layers[{source}].{norm}', inherited)
             _, run, position = self.plan.run_of(index)
             weights = learngene.ffn_groups[run.group].weights
-            if isinstance(block.mlp, ExpandedMlp):
+            if self.plan.is_expanded(run):
                 if position == 0:
-                    block.mlp.source.load_ffn(weights)
-                    block.mlp.source.reset_map()
+                    block.mlp.expansion.load_ffn(weights)
+                    block.mlp.expansion.reset_map()
                 inherited.update({f'{prefix}.mlp.{key}': weights[key].numel() for key in FFN_KEYS})
             else:
                 copy_state(block.mlp, weights, f'{prefix}.mlp', f'ffn_groups[{run.group}].weights',
                            inherited)
         return inherited
+
+    def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:
+        """Block ``index``'s tied tensors: its heads repeated from the distinct
+        ones (``attn.qkv.weight`` ...) and, in a tied FFN run, W_t = g_t(W)
+        (``mlp.fc1.weight`` ...) from the run's expansion."""
+        block = self.blocks[index]
+        tensors = {}
+        if heads_are_shared(block.attn):
+            tensors.update({
+                f'attn.{key}': value
+                for key, value in block.attn.shared_heads().items()
+            })
+        _, run, position = self.plan.run_of(index)
+        if self.plan.is_expanded(run):
+            expansion = self.blocks[run.layers[0]].mlp.expansion
+            tensors.update({
+                f'mlp.{key}': value
+                for key, value in expansion.weights(position).items()
+            })
+        return tensors
 
     @torch.no_grad()
     def materialize(self) -> 'LearngeneViT':
@@ -321,13 +342,13 @@ class LearngeneViT(ViT):
         become independent heads holding their current values. Outputs are
         unchanged; the result loads into a descendant built with
         ``ffn_sharing='independent', tie_heads=False``."""
-        blocks = [b for b in self.blocks if isinstance(b.mlp, ExpandedMlp)]
-        plain = [b.mlp.materialize() for b in blocks]
-        for block, mlp in zip(blocks, plain):
-            block.mlp = mlp
-        for block in self.blocks:
+        tensors = [self.block_tensors(index) for index in range(len(self.blocks))]
+        for block, block_tensors in zip(self.blocks, tensors):
+            hold(block, block_tensors)
             if heads_are_shared(block.attn):
-                unshare_heads(block.attn)
+                del block.attn.shared_heads
+            if 'expansion' in block.mlp._modules:
+                del block.mlp.expansion
         self.plan.ffn_sharing, self.plan.tie_heads = 'independent', False
         self.learngene_layout.copy_(self.plan.layout())
         return self
@@ -341,24 +362,31 @@ class LearngeneViT(ViT):
             A tied FFN run's W appears once per layer; its map g, which
             exists only while training, not at all.
         """
-        deployed = {}
-        for name, param in self.named_parameters():
-            if '.mlp.expansion.' in name:
-                continue
-            if '.parametrizations.' in name:  # tied heads: the full (H-head) tensor
-                owner, _, rest = name.partition('.parametrizations.')
-                tensor = rest.split('.')[0]
-                deployed[f'{owner}.{tensor}'] = (name, getattr(self.get_submodule(owner),
-                                                               tensor).numel())
-            else:
-                deployed[name] = (name, param.numel())
+        deployed = {
+            name: (name, param.numel())
+            for name, param in self.named_parameters()
+            if '.mlp.expansion.' not in name and '.attn.shared_heads.' not in name
+        }
         for index, block in enumerate(self.blocks):
-            if isinstance(block.mlp, ExpandedMlp):
-                owner = f'blocks.{index - block.mlp.position}.mlp.expansion'
+            prefix = f'blocks.{index}'
+            if heads_are_shared(block.attn):
+                attn = block.attn
+                sizes = {
+                    'qkv.weight': attn.qkv.out_features * attn.qkv.in_features,
+                    'qkv.bias': attn.qkv.out_features,
+                    'proj.weight': attn.proj.out_features * attn.proj.in_features
+                }
+                for key, attr in SHARED_HEAD_PARAMS.items():
+                    if getattr(attn.shared_heads, attr) is not None:
+                        deployed[f'{prefix}.attn.{key}'] = (f'{prefix}.attn.shared_heads.{attr}',
+                                                            sizes[key])
+            _, run, _ = self.plan.run_of(index)
+            if self.plan.is_expanded(run):
+                owner = f'blocks.{run.layers[0]}.mlp.expansion'
+                expansion = self.blocks[run.layers[0]].mlp.expansion
                 for key, attr in FFN_PARAMS.items():
-                    deployed[f'blocks.{index}.mlp.{key}'] = (f'{owner}.{attr}',
-                                                             getattr(block.mlp.source,
-                                                                     attr).numel())
+                    deployed[f'{prefix}.mlp.{key}'] = (f'{owner}.{attr}', getattr(expansion,
+                                                                                  attr).numel())
         return deployed
 
     def parameter_counts(self) -> Dict[str, int]:

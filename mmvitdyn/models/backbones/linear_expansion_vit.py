@@ -15,6 +15,7 @@ import torch
 from mmengine.registry import MODELS
 from torch import nn
 
+from ..layers import release
 from ..utils import loads_checkpoint
 from .vit import ViT
 
@@ -33,11 +34,10 @@ class LinearExpansionViT(ViT):
     """TLEG's Aux-Net: a ViT whose layer l computes with theta_A + c_l theta_B.
 
     theta_A and theta_B are the parameters ``theta_a.*`` and ``theta_b.*``,
-    each named as a block's (``theta_a.attn.qkv.weight`` ...); the blocks
-    hold no parameters and compute with the expanded tensors, recomputed
-    in every forward pass so that gradients reach theta_A and theta_B.
-    Outside a forward pass each block's tensors hold the current expansion
-    (detached), so the model can be inspected like a ViT.
+    each named as a block's (``theta_a.attn.qkv.weight`` ...). The blocks
+    hold none of these tensors: layer l's expansion
+    (:meth:`layer_tensors`) is supplied in every forward pass
+    (:meth:`block_tensors`), so gradients reach theta_A and theta_B.
 
     theta_A starts as a ViT block (truncated normal 0.02, LayerNorm 1 / 0),
     theta_B likewise with zero LayerNorm weights, so every layer's norms
@@ -52,12 +52,8 @@ class LinearExpansionViT(ViT):
         self.theta_b = copy.deepcopy(self.blocks[0])
         self.expanded_keys = [name for name, _ in self.theta_a.named_parameters()]
         for block in self.blocks:
-            for key in self.expanded_keys:
-                owner, _, leaf = key.rpartition('.')
-                delattr(block.get_submodule(owner), leaf)
+            release(block, self.expanded_keys)
         self.coefficients = expansion_coefficients(len(self.blocks))
-        self._expand(detach=True)
-        self.register_load_state_dict_post_hook(lambda module, keys: module._expand(True))
 
     def layer_tensors(self, layer: int) -> Tensors:
         """Block state dict of ``layer``: theta_A + c_l theta_B (with gradients)."""
@@ -67,11 +63,9 @@ class LinearExpansionViT(ViT):
             for key in self.expanded_keys
         }
 
-    def _expand(self, detach: bool = False) -> None:
-        for index, block in enumerate(self.blocks):
-            for key, value in self.layer_tensors(index).items():
-                owner, _, leaf = key.rpartition('.')
-                setattr(block.get_submodule(owner), leaf, value.detach() if detach else value)
+    def block_tensors(self, index: int) -> Tensors:
+        """Every tensor of block ``index``: its expansion (:meth:`layer_tensors`)."""
+        return self.layer_tensors(index)
 
     def init_weights(self):
         """The ViT's initialisation (or ``init_cfg``'s checkpoint), then zero
@@ -82,12 +76,3 @@ class LinearExpansionViT(ViT):
                 for module in self.theta_b.modules():
                     if isinstance(module, nn.LayerNorm):
                         module.weight.zero_()
-        self._expand(detach=True)
-
-    def forward(self, x: torch.Tensor):
-        """Images (B, 3, H, W) -> the ViT's outputs, every layer expanded."""
-        self._expand()
-        try:
-            return super().forward(x)
-        finally:
-            self._expand(detach=True)

@@ -9,6 +9,7 @@ from mmengine.model import BaseModule
 from mmengine.model.weight_init import trunc_normal_
 from mmengine.registry import MODELS
 from torch import nn
+from torch.func import functional_call
 
 from ..layers import Block, PatchEmbed, resize_pos_embed
 from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
@@ -334,8 +335,20 @@ class ViT(BaseModule):
     def forward_block(self, index: int, x: torch.Tensor, block_kwargs: dict) -> torch.Tensor:
         """Block ``index`` on tokens (B, N, C) -> (B, N', C): the step of the
         forward's loop, where subclasses act between blocks (e.g. prune tokens
-        before a block). ``block_kwargs`` is this forward's :meth:`block_kwargs`."""
+        before a block). ``block_kwargs`` is this forward's :meth:`block_kwargs`;
+        the block runs with the tensors :meth:`block_tensors` supplies."""
+        tensors = self.block_tensors(index)
+        if tensors:
+            return functional_call(self.blocks[index], tensors, (x, ), block_kwargs)
         return self.blocks[index](x, **block_kwargs)
+
+    def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:
+        """Tensors block ``index`` computes with but does not hold, by their
+        names in the block (``mlp.fc1.weight`` ...): weights shared between
+        blocks or computed from other parameters, supplied in every forward
+        pass (see :mod:`mmvitdyn.models.layers.supplied_tensors`). A plain
+        ViT supplies none."""
+        return {}
 
     def group_matcher(self) -> Dict[str, str]:
         """Regexes of the parameter groups: ``stem`` (everything before the

@@ -9,10 +9,11 @@ initialised to the identity, ``a = (1, -1)``, ``b = 0``, ``A_t = (1, -1)``,
 equal to W. W and g are parameters of the descendant: g runs in every
 forward pass and is trained with the descendant.
 
-Where the parameters live: the first layer of a group owns the
-:class:`FFNExpansion` (``blocks.{first}.mlp.expansion.*``); the group's
-other layers hold an unregistered reference to it, so each parameter is
-registered, optimised and saved once.
+Where the parameters live: the first layer's FFN of a group owns the
+:class:`FFNExpansion` (``blocks.{first}.mlp.expansion.*``), so each parameter
+is registered, optimised and saved once. Every layer of the group has a
+plain :class:`Mlp` holding no weights: its W_t is supplied in every forward
+pass (see :mod:`mmvitdyn.models.layers.supplied_tensors`).
 """
 from typing import Dict, Mapping
 
@@ -22,6 +23,7 @@ from mmengine.model.weight_init import trunc_normal_
 from torch import nn
 
 from .mlp import Mlp
+from .supplied_tensors import release
 
 FFN_PARAMS = {
     'fc1.weight': 'fc1_weight',
@@ -94,76 +96,29 @@ class FFNExpansion(nn.Module):
         return {key: self.expand(getattr(self, name), position) for key, name in FFN_PARAMS.items()}
 
 
-class ExpandedMlp(nn.Module):
-    """The FFN of one layer of a group: ``fc2(act(fc1(x)))`` with W_t = g_t(W).
-
-    Computes what :class:`Mlp` computes, with weights from the shared
-    expansion.
-
-    Args:
-        expansion (FFNExpansion): The group's W and g.
-        position (int): t, this layer's place in the group.
-        drop (float): Dropout as in :class:`Mlp`. Defaults to 0.
-        owner (bool): Register ``expansion`` as a submodule of this layer
-            (the group's first layer); other layers only refer to it.
-    """
-
-    def __init__(self,
-                 expansion: FFNExpansion,
-                 position: int,
-                 drop: float = 0.,
-                 owner: bool = False):
-        super().__init__()
-        if owner:
-            self.expansion = expansion
-        else:
-            # A tuple is not registered by nn.Module: the owner layer holds the parameters.
-            self._shared = (expansion, )
-        self.position = position
-        self.act = nn.GELU()
-        self.drop = nn.Dropout(drop)
-
-    @property
-    def source(self) -> FFNExpansion:
-        """The group's :class:`FFNExpansion`."""
-        return self.expansion if 'expansion' in self._modules else self._shared[0]
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(..., C) -> (..., C)."""
-        w = self.source.weights(self.position)
-        x = self.drop(self.act(F.linear(x, w['fc1.weight'], w['fc1.bias'])))
-        return self.drop(F.linear(x, w['fc2.weight'], w['fc2.bias']))
-
-    @torch.no_grad()
-    def materialize(self) -> Mlp:
-        """A plain :class:`Mlp` holding this layer's current W_t."""
-        w = self.source.weights(self.position)
-        mlp = Mlp(w['fc1.weight'].shape[1], w['fc1.weight'].shape[0], self.drop.p)
-        mlp.to(w['fc1.weight']).load_state_dict(w)
-        return mlp
-
-    def extra_repr(self) -> str:
-        return f'position={self.position}, of {self.source.num_layers}'
-
-
 def expanded_mlp(expansion: FFNExpansion,
                  position: int,
                  dim: int,
                  hidden_dim: int,
                  drop: float = 0.,
-                 act_cfg: dict = dict(type='GELU')) -> ExpandedMlp:
-    """Layer ``position`` of ``expansion``'s group, from a block's MLP arguments
-    (``mlp_layer=functools.partial(expanded_mlp, expansion, position)``); the
-    first layer owns the expansion.
+                 act_cfg: dict = dict(type='GELU')) -> Mlp:
+    """The FFN of layer ``position`` of ``expansion``'s group, from a block's
+    MLP arguments (``mlp_layer=functools.partial(expanded_mlp, expansion,
+    position)``): an :class:`Mlp` whose ``fc1`` / ``fc2`` weights and biases
+    are released, to be supplied as ``expansion.weights(position)``; the
+    first layer's owns the expansion (``mlp.expansion``).
 
     Raises:
-        ValueError: The widths are not the expansion's, or the activation is
-            not GELU (the one :class:`ExpandedMlp` computes).
+        ValueError: The widths are not the expansion's.
     """
     shape = tuple(expansion.fc1_weight.shape)
     if shape != (hidden_dim, dim):
         raise ValueError(f'the shared FFN is {shape[1]} -> {shape[0]} wide; the block asks for '
                          f'{dim} -> {hidden_dim}')
-    if act_cfg != dict(type='GELU'):
-        raise ValueError(f'act_cfg={act_cfg}: a shared (expanded) FFN computes GELU only')
-    return ExpandedMlp(expansion, position, drop, owner=position == 0)
+    if not 0 <= position < expansion.num_layers:
+        raise IndexError(f'position {position} is outside 0..{expansion.num_layers - 1}')
+    mlp = Mlp(dim, hidden_dim, drop, act_cfg)
+    release(mlp, FFN_PARAMS)
+    if position == 0:
+        mlp.expansion = expansion
+    return mlp

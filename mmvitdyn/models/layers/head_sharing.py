@@ -2,77 +2,101 @@
 
 A descendant layer may give several heads the same head centroid. By
 default the copies are independent parameters; :func:`share_heads` keeps
-them one parameter for the whole training: the Q, K, V rows and biases and
-the W^O columns of the U distinct heads are stored once, and
-``attn.qkv.weight`` / ``attn.qkv.bias`` / ``attn.proj.weight`` become views
-that repeat them over the H heads (``torch.nn.utils.parametrize``). The
-attention's code is unchanged; gradients of the copies add up in the one
-parameter. Stored as ``qkv.parametrizations.weight.original`` (3, U, D, C),
-``qkv.parametrizations.bias.original`` (3, U, D) and
-``proj.parametrizations.weight.original`` (C, U, D).
+them one parameter for the whole training: a :class:`SharedHeads` module,
+``attn.shared_heads``, stores the Q, K, V rows and biases and the W^O
+columns of the U distinct heads once, and the attention's ``qkv.weight``,
+``qkv.bias`` and ``proj.weight`` are released and supplied in every forward
+pass as the U heads repeated over the H heads (see
+:mod:`mmvitdyn.models.layers.supplied_tensors`). Gradients of the copies add
+up in the one parameter.
 """
-from typing import Sequence, Tuple
+from typing import Dict, Sequence
 
 import torch
 from torch import nn
-from torch.nn.utils import parametrize
 
 from .attention import Attention
+from .supplied_tensors import hold, release
+
+# Supplied attention tensor -> the SharedHeads parameter it repeats.
+SHARED_HEAD_PARAMS = {
+    'qkv.weight': 'qkv_weight',
+    'qkv.bias': 'qkv_bias',
+    'proj.weight': 'proj_weight'
+}
 
 
 class SharedHeads(nn.Module):
-    """Parametrisation: a tensor whose head axis repeats U distinct heads.
+    """The U distinct heads of an attention of H heads, and which distinct
+    head each of the H heads is.
+
+    Parameters: ``qkv_weight`` (3, U, D, C), ``qkv_bias`` (3, U, D) (None
+    without q/k/v biases) and ``proj_weight`` (C, U, D).
 
     Args:
         head_index (Sequence[int]): The distinct head (0..U-1, each used) of
             every one of the H heads.
-        view (tuple[int]): The full tensor's shape with the head axis split
-            out as axis 1, e.g. (3, H, D, C) for a qkv weight (3HD, C).
-        shape (tuple[int]): The full tensor's shape.
+        head_dim (int): D.
+        dim (int): C, the token width.
+        qkv_bias (bool): Whether the attention has q/k/v biases.
     """
 
-    def __init__(self, head_index: Sequence[int], view: Tuple[int, ...], shape: Tuple[int, ...]):
+    def __init__(self, head_index: Sequence[int], head_dim: int, dim: int, qkv_bias: bool):
         super().__init__()
         head_index = [int(i) for i in head_index]
         distinct = max(head_index) + 1
         if sorted(set(head_index)) != list(range(distinct)):
             raise ValueError(f'head_index={head_index} must use every distinct head 0..U-1')
-        if view[1] != len(head_index):
-            raise ValueError(f'head_index has {len(head_index)} heads, the view {view} {view[1]}')
-        self.view, self.shape = tuple(view), tuple(shape)
+        self.num_heads, self.head_dim, self.dim = len(head_index), head_dim, dim
+        self.qkv_weight = nn.Parameter(torch.empty(3, distinct, head_dim, dim))
+        self.qkv_bias = nn.Parameter(torch.empty(3, distinct, head_dim)) if qkv_bias else None
+        self.proj_weight = nn.Parameter(torch.empty(dim, distinct, head_dim))
         self.register_buffer('index', torch.tensor(head_index), persistent=False)
         self.register_buffer(
             'first', torch.tensor([head_index.index(u) for u in range(distinct)]), persistent=False)
 
-    def forward(self, distinct: torch.Tensor) -> torch.Tensor:
-        """(a, U, ...) -> the full tensor of ``shape``."""
-        return distinct.index_select(1, self.index).reshape(self.shape)
+    def forward(self) -> Dict[str, torch.Tensor]:
+        """The attention's tensors, every head repeated from its distinct one:
+        ``qkv.weight`` (3HD, C), ``qkv.bias`` (3HD, ) and ``proj.weight`` (C, HD)."""
+        h, d, c = self.num_heads, self.head_dim, self.dim
+        tensors = {
+            'qkv.weight': self.qkv_weight.index_select(1, self.index).reshape(3 * h * d, c),
+            'proj.weight': self.proj_weight.index_select(1, self.index).reshape(c, h * d)
+        }
+        if self.qkv_bias is not None:
+            tensors['qkv.bias'] = self.qkv_bias.index_select(1, self.index).reshape(3 * h * d)
+        return tensors
 
-    def right_inverse(self, full: torch.Tensor) -> torch.Tensor:
-        """Full tensor -> (a, U, ...), each distinct head from its first copy."""
-        return full.reshape(self.view).index_select(1, self.first)
+    @torch.no_grad()
+    def load_full(self, tensors: Dict[str, torch.Tensor]) -> None:
+        """Set each distinct head from its first copy in full attention
+        tensors (the keys of :meth:`forward`; those given are set)."""
+        h, d, c = self.num_heads, self.head_dim, self.dim
+        views = {'qkv.weight': (3, h, d, c), 'qkv.bias': (3, h, d), 'proj.weight': (c, h, d)}
+        for key, value in tensors.items():
+            param = getattr(self, SHARED_HEAD_PARAMS[key])
+            param.copy_(value.reshape(views[key]).index_select(1, self.first))
+
+    def extra_repr(self) -> str:
+        return f'heads={self.index.tolist()}'
 
 
-def share_heads(attn: nn.Module, head_index: Sequence[int]) -> None:
-    """Tie the heads of an ``Attention`` that share a ``head_index`` entry.
+def share_heads(attn: Attention, head_index: Sequence[int]) -> None:
+    """Tie the heads of an :class:`Attention` that share a ``head_index`` entry.
 
     Args:
-        attn (nn.Module): An :class:`Attention` (``qkv`` and ``proj``
-            linears, ``num_heads``, ``head_dim``).
+        attn (Attention): ``qkv`` and ``proj`` linears, ``num_heads``, ``head_dim``.
         head_index (Sequence[int]): Distinct head of each head, e.g.
             ``[0, 1, 2, 0]``: heads 0 and 3 become one parameter. The current
             values of each distinct head's first copy are kept.
     """
     if len(head_index) != attn.num_heads:
         raise ValueError(f'head_index has {len(head_index)} entries for {attn.num_heads} heads')
-    h, d, c = attn.num_heads, attn.head_dim, attn.qkv.in_features
-    targets = [(attn.qkv, 'weight', (3, h, d, c), (3 * h * d, c)),
-               (attn.proj, 'weight', (c, h, d), (c, h * d))]
-    if attn.qkv.bias is not None:
-        targets.append((attn.qkv, 'bias', (3, h, d), (3 * h * d, )))
-    for module, name, view, shape in targets:
-        parametrize.register_parametrization(
-            module, name, SharedHeads(head_index, view, shape), unsafe=True)
+    shared = SharedHeads(head_index, attn.head_dim, attn.qkv.in_features, attn.qkv.bias is not None)
+    names = ['qkv.weight', 'proj.weight'] + (['qkv.bias'] if attn.qkv.bias is not None else [])
+    shared.to(attn.qkv.weight).load_full({name: attn.get_parameter(name) for name in names})
+    release(attn, names)
+    attn.shared_heads = shared
 
 
 def attention_with_shared_heads(head_index: Sequence[int], *args, **kwargs) -> Attention:
@@ -86,12 +110,11 @@ def attention_with_shared_heads(head_index: Sequence[int], *args, **kwargs) -> A
 
 def heads_are_shared(attn: nn.Module) -> bool:
     """Whether :func:`share_heads` tied this attention's heads."""
-    return parametrize.is_parametrized(attn.proj, 'weight')
+    return isinstance(getattr(attn, 'shared_heads', None), SharedHeads)
 
 
 @torch.no_grad()
 def unshare_heads(attn: nn.Module) -> None:
     """Make every head an independent parameter again, keeping its values."""
-    for module in (attn.qkv, attn.proj):
-        for name in list(getattr(module, 'parametrizations', {})):
-            parametrize.remove_parametrizations(module, name, leave_parametrized=True)
+    hold(attn, attn.shared_heads())
+    del attn.shared_heads
