@@ -5,12 +5,8 @@
 # 64 -> 44 -> 31 -> 21 patch tokens.
 _base_ = ['./vit-mini-p4-dyt_1xb32-8e_digits-32px.py']
 model = dict(
-    type='DynamicViTClassifier',
-    complete_loss=False,
-    distill_loss=True,
-    rate_loss_weight=2.0,
-    distill_weight=0.5,
-    token_distill='mse',
+    type='DynamicViTClassifier',  # its defaults: DynamicViT's official loss
+    complete_loss=False,  # the DyT config's classifier sets it
     # DynamicViT is an AdaptFormer ViT (no dispatch settings): the backbone is
     # the DyT config's without them.
     backbone=dict(
@@ -22,5 +18,4 @@ model = dict(
         drop_path_rate=0.0,
         out_type='cls_token',
         adapter_cfg=dict(bottleneck=16, scale=1.0, dropout=0.1, num_experts=1),
-        prune_loc=(2, 3, 4),
-        keep_rate=0.7))
+        prune_loc=(2, 3, 4)))

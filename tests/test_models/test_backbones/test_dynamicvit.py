@@ -297,10 +297,14 @@ def test_configs_change_only_the_method(name, tmp_path):
                 'data_preprocessor'):
         assert cfg[key] == base[key], key
     backbone = cfg.model.backbone
-    assert (backbone.type, backbone.prune_loc, backbone.keep_rate) == ('DynamicViT', (3, 6, 9), 0.7)
     assert backbone.adapter_cfg.bottleneck == bottleneck and backbone.freeze_pretrained
-    assert (cfg.model.type, cfg.model.rate_loss_weight, cfg.model.distill_weight,
-            cfg.model.token_distill) == ('DynamicViTClassifier', 2.0, 0.5, 'mse')
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        paper = MODELS.build(cfg.model)  # ViT-B as configured, not initialised
+    assert (type(paper.backbone), paper.backbone.prune_loc, paper.backbone.keep_rate,
+            paper.backbone.gumbel_tau) == (DynamicViT, (3, 6, 9), 0.7, 1.0)
+    assert (type(paper).__name__, paper.rate_loss_weight, paper.distill_loss, paper.distill_weight,
+            paper.token_distill, paper.complete_loss) == ('DynamicViTClassifier', 2.0, True, 0.5,
+                                                          'mse', False)
     checkpoint = tmp_path / 'vit.pth'
     torch.save(tiny().state_dict(), checkpoint)
     backbone.update(arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE, prune_loc=(1, 2))
