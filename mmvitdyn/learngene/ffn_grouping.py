@@ -1,13 +1,9 @@
 """Step 3 of Cluster-Learngene: which adjacent layers share one FFN.
 
-The rule (the project's reading of the paper): a maximal run of adjacent
-layers whose head-centroid counts c_l are equal *and* whose heads were
-actually clustered (c_l < H_a) forms one FFN group; a layer whose heads
-were not compressed (c_l = H_a) keeps its own FFN. So eps small enough to
-leave every head alone clusters no FFN, and one centroid per layer puts all
-FFNs in one group (the "excessive clustering" the paper warns about). On
-DeiT-B with eps = 10 (counts 5,3,4,6,5,4,4,4,4,1,2,1) the only group of
-more than one layer is {5, 6, 7, 8}.
+The rule: a maximal run of adjacent layers whose head-centroid counts c_l
+are equal *and* whose heads were clustered (c_l < H_a) forms one FFN group;
+a layer whose heads were not compressed (c_l = H_a) keeps its own FFN
+(docs/recipes.md, design notes).
 
 A group is stored as one FFN and expanded back to its layers in the
 descendant by a learnable map (see ``mmvitdyn.models.layers.ffn_expansion``).

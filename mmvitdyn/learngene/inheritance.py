@@ -25,7 +25,7 @@ FFN W. ``ffn_sharing`` says how:
 - ``'tied'``: the run keeps one W and the learnable map g for the whole
   training, layer t computing with W_t = g_t(W)
   (:class:`mmvitdyn.models.layers.FFNExpansion`).
-- ``'independent'``: the public code's training. The expansion initialises
+- ``'independent'``: how the paper's tables were trained. The expansion initialises
   every layer's FFN once (materialised at step 0: g starts as the identity,
   so each copy starts as W) and the copies then train as independent FFNs.
 

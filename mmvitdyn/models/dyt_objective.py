@@ -14,17 +14,13 @@ class DyTObjectiveMixin:
     Put it before the OpenMMLab model class; the model's ``backbone`` must be
     a DyT backbone.
 
-    The minimum-activation hinge of the official code (``token_minimal``,
-    off in its training scripts) is
+    The minimum-activation hinge is
     ``rate_loss_weight * token_minimal_weight * sum(max(0, token_minimal - rate))``
-    over the dispatched layers (block parts), logged as ``loss_rate_min``;
-    like the official code it sits inside the rate term, so
-    ``rate_loss_weight`` scales it too. With ``token_minimal_per='layer'``
-    ``rate`` is each layer's activation rate (mean straight-through mask over
-    images and patch tokens). The official loss takes ``token_select.mean(-1)``
-    over a (B, layers, tokens, 1) tensor, a mean over its size-1 axis, so
-    there ``rate`` is every single token's mask and the sum runs over images,
-    layers and tokens: ``token_minimal_per='token'`` computes exactly that.
+    over the dispatched layers (block parts), logged as ``loss_rate_min``.
+    With ``token_minimal_per='layer'`` ``rate`` is each layer's activation
+    rate (mean straight-through mask over images and patch tokens); with
+    ``'token'`` it is every single token's mask and the sum runs over images,
+    layers and tokens (docs/recipes.md, design notes).
 
     Args:
         rate_loss_weight (float): Weight of the activation-rate loss; 0 turns

@@ -11,11 +11,9 @@ RULES = ('greater', 'less')
 class BestOverEpochsHook(Hook):
     """Log ``<key><suffix>``, the best ``key`` over every validation epoch so far.
 
-    VTAB-1K papers, DyT included, report the best test accuracy over the
-    training epochs: the model is selected on the split it is scored on. This
-    hook makes that number explicit and names it as what it is, e.g.
-    ``accuracy/top1_best_epoch`` next to the current epoch's
-    ``accuracy/top1`` (after the last epoch, the last-epoch accuracy). Both go
+    E.g. ``accuracy/top1_best_epoch`` (the number VTAB-1K papers report, see
+    docs/recipes.md) next to the current epoch's ``accuracy/top1`` (after the
+    last epoch, the last-epoch accuracy). Both go
     to the validation log, the visualiser backends and the dict the
     validation loop returns. The best value lives in the message hub's
     runtime information, which checkpoints keep, so a resumed run carries on

@@ -87,13 +87,12 @@ class LearngeneViT(ViT):
             must equal the ancestry's.
         ffn_sharing (str): How the layers of an FFN group share its FFN W:
             'tied' (one W and the learnable map g, W_t = g_t(W), for the whole
-            training) or 'independent' (the public code's training: every
-            layer's FFN starts as W, materialised at step 0, and trains on
-            its own; also the layout after :meth:`materialize`). Defaults
-            to 'tied'.
+            training) or 'independent' (every layer's FFN starts as W,
+            materialised at step 0, and trains on its own; also the layout
+            after :meth:`materialize`). Defaults to 'tied'.
         tie_heads (bool): Heads given the same centroid stay one parameter
             for the whole training (see :func:`share_heads`). Defaults to
-            False (independent copies, as in the paper).
+            False (independent copies).
         init_mode (str): 'cluster', 'heuristic', 'auto' or 'tleg' (see
             above). Defaults to 'cluster'.
         patch_size (int, optional): Must be the ancestry's; defaults to it.

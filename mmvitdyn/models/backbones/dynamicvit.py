@@ -25,8 +25,8 @@ class DynamicViT(AdapterViT):
     """AdaptFormer ViT (frozen, adapters in every block) with DynamicViT's pruning.
 
     Before block ``prune_loc[k]`` a :class:`~mmvitdyn.models.layers.TokenPredictor`
-    keeps ``int(N * keep_rate ** (k + 1))`` of the N patch tokens (the official
-    code's rule, a floor: 196 -> 137, 96, 67 at rho = 0.7); the class token is
+    keeps ``int(N * keep_rate ** (k + 1))`` of the N patch tokens (196 -> 137,
+    96, 67 at rho = 0.7); the class token is
     always kept. Training: hard Gumbel-softmax decisions (multiplied by the
     previous stage's) hide dropped tokens from the other tokens' attention
     (:class:`~mmvitdyn.models.layers.PolicyAttention`); the decisions of the
@@ -43,8 +43,7 @@ class DynamicViT(AdapterViT):
         prune_loc (Sequence[int]): Blocks (0-based, increasing, > 0) before which
             tokens are pruned. Defaults to (3, 6, 9), the paper's for 12 blocks.
         keep_rate (float): rho in (0, 1). Defaults to 0.7.
-        gumbel_tau (float): Gumbel-softmax temperature (> 0). Defaults to 1,
-            PyTorch's default that the official code uses.
+        gumbel_tau (float): Gumbel-softmax temperature (> 0). Defaults to 1.
         out_indices (int | Sequence[int]): The last block only (-1 or
             ``num_layers - 1``): pruning changes the token grid.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.

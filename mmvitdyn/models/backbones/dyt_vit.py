@@ -22,15 +22,6 @@ class DyTViT(AdapterViT):
     and ``dispatch=None, adapter_cfg=None, freeze_pretrained=False`` is full
     fine-tuning.
 
-    Switches of the official code (github.com/NUS-HPC-AI-Lab/Dynamic-Tuning)
-    that its training scripts leave off but a checkpoint may carry:
-    ``keep_layers`` (its ``select_config.keep_layers``), a learnable adapter
-    scale (``adapter_cfg.scale='learnable'``, its ``ffn_adapter_scalar=
-    'learnable_scalar'``) and an adapter LayerNorm (``adapter_cfg.layer_norm``,
-    its ``ffn_adapter_layernorm_option``). Its per-layer minimum-activation
-    hinge (``token_minimal``) is a loss setting of the DyT models
-    (:class:`~mmvitdyn.models.dyt_objective.DyTObjectiveMixin`).
-
     Args:
         dispatch (str, optional): 'mlp' (default), 'attn', 'attn_mlp',
             'layer', or None.

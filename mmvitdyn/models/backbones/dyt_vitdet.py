@@ -29,8 +29,7 @@ class DyTViTDet(DyTViT):
     blocks in ``out_indices``: the last block alone for ViTDet's simple
     feature pyramid (stride 16), several for UperNet. A grid that is not a
     multiple of the window (ViTDet's 1024 input: 64 tokens, windows of 14)
-    is padded with zero tokens that the windows attend to, as in ViTDet and
-    SAM, so their checkpoints give the features they were trained with.
+    is padded with zero tokens that the windows attend to (``window_padding``).
 
     Token dispatch works as in :class:`DyTViT` with MLP dispatch (the
     default): windowed and global attention run on every token, the MLP on

@@ -48,11 +48,8 @@ class DynamicViTClassifier(ImageClassifier):
             [+ CE(z_t, y) with complete_loss]
 
     The teacher (z_t and its final patch tokens) is the complete pass (no
-    pruning) of the same model, run without gradients: the paper's teacher is
-    the fine-tuned full ViT, which a frozen-backbone run on a new task does not
-    have (the frozen ViT has no head for its classes); the complete pass of the
-    adapted model is the nearest equivalent and is what DyT distils from too.
-    It runs in the model's current mode (adapter dropout included), as DyT's.
+    pruning) of the same model, run without gradients in the model's current
+    mode (docs/recipes.md, design notes).
 
     Args:
         rate_loss_weight (float): Weight of the keep-ratio loss. Defaults to 2.

@@ -16,13 +16,9 @@ class RescalePyramid(BaseModule):
     Map i, (B, C, H, W) -> (B, C, H * f_i, W * f_i): a factor 4 is a stride-2
     2x2 transposed convolution, GELU (after the norm, when ``norm_cfg``) and
     another one; 2 is one transposed convolution; 1 the identity; 0.5 a 2x2
-    max pooling (see :func:`build_resampler`). Channels are kept. The public
-    DyT segmentation code applies it, without norm, inside the backbone to
-    blocks 3, 5, 7, 11 of ViT-B/16 (strides 4, 8, 16, 32); BEiT's own code
-    and mmseg's ``Feature2Pyramid`` put a (Sync)BN after the first transposed
-    convolution. Transposed convolutions keep PyTorch's default init, as in
-    both codes. Use it through the ``pyramid`` option of :class:`ViT`, or as
-    a neck.
+    max pooling (see :func:`build_resampler`). Channels are kept; transposed
+    convolutions keep PyTorch's default init. Use it through the ``pyramid``
+    option of :class:`ViT`, or as a neck.
 
     Args:
         in_channels (int): Channels C of every map (768 for ViT-B).
