@@ -163,3 +163,27 @@ def test_the_code_parses_with_the_lowest_supported_python():
     version, *errors = proc.stdout.splitlines()
     assert version == python_requires().replace('.', ' ')
     assert errors == []
+
+
+def test_license_citation_and_changelog_agree_with_the_package():
+    """LICENSE is the Apache-2.0 text setup.py declares; CITATION.cff (valid YAML)
+    names the version and both papers; CHANGELOG has a section for the version."""
+    import yaml
+
+    from mmvitdyn.version import __version__
+    setup_py = (REPO / 'setup.py').read_text()
+    assert "license='Apache-2.0'" in setup_py
+    license_text = (REPO / 'LICENSE').read_text()
+    assert 'Apache License' in license_text and 'Version 2.0, January 2004' in license_text
+    assert 'END OF TERMS AND CONDITIONS' in license_text
+    citation = yaml.safe_load((REPO / 'CITATION.cff').read_text())
+    assert citation['cff-version'] == '1.2.0' and citation['license'] == 'Apache-2.0'
+    assert citation['version'] == __version__
+    titles = {ref['title'] for ref in citation['references']}
+    assert titles == {
+        'Dynamic Tuning Towards Parameter and Inference Efficiency for ViT Adaptation',
+        'Cluster-Learngene: Inheriting Adaptive Clusters for Vision Transformers'
+    }
+    assert all(ref['year'] == 2024 and ref['authors'] for ref in citation['references'])
+    sections = re.findall(r'^## (\S+)', (REPO / 'CHANGELOG.md').read_text(), re.M)
+    assert sections and sections[0] == __version__
