@@ -90,6 +90,10 @@ class ViT(BaseModule):
         init_cfg (dict | list, optional): Initialisation config; use
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
+        pretrained (str, optional): A checkpoint to load, as mmseg's
+            segmentors pass it (``model.pretrained``): the same as
+            ``init_cfg=dict(type='Pretrained', checkpoint=pretrained)``.
+            Defaults to None.
     """
     # yapf: disable
     arch_zoo: Dict[str, dict] = {
@@ -131,7 +135,10 @@ class ViT(BaseModule):
                  init_cfg: Union[dict, list] = [
                      dict(type='TruncNormal', layer=['Linear', 'Conv2d'], std=.02, bias=0.),
                      dict(type='Constant', layer='LayerNorm', val=1., bias=0.)
-                 ]):
+                 ],
+                 pretrained: Optional[str] = None):
+        if pretrained is not None:
+            init_cfg = self._pretrained_init_cfg(pretrained, init_cfg)
         super().__init__(init_cfg=init_cfg)
         self.arch_settings = self._parse_arch(arch)
         self.embed_dims = self.arch_settings['embed_dims']
@@ -331,6 +338,24 @@ class ViT(BaseModule):
         afresh for each forward (none here; subclasses whose attention needs the
         patch grid pass it)."""
         return {}
+
+    @staticmethod
+    def _pretrained_init_cfg(pretrained, init_cfg) -> dict:
+        """The init_cfg of mmseg's ``pretrained=`` argument.
+
+        Raises:
+            ValueError: ``pretrained`` is not a path or URL, or ``init_cfg``
+                loads a checkpoint too.
+        """
+        if not isinstance(pretrained, str) or not pretrained:
+            raise ValueError(f'pretrained={pretrained!r} must be a checkpoint path or URL')
+        if loads_checkpoint(init_cfg):
+            raise ValueError(f'pretrained={pretrained!r} and init_cfg={init_cfg} both load a '
+                             'checkpoint; give one of them (e.g. model.pretrained=None)')
+        MMLogger.get_current_instance().info(
+            f'pretrained={pretrained!r}: loading it as init_cfg=dict(type=\'Pretrained\', '
+            f'checkpoint={pretrained!r})')
+        return dict(type='Pretrained', checkpoint=pretrained)
 
     def forward_block(self, index: int, x: torch.Tensor, block_kwargs: dict) -> torch.Tensor:
         """Block ``index`` on tokens (B, N, C) -> (B, N', C): the step of the
