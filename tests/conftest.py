@@ -1,11 +1,13 @@
 """Shared fixtures: seeded random state, generated data, and DyT checkpoints trained by
 tools/train.py."""
+import logging
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from mmengine.logging import MMLogger
 
 from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG
 from helpers.tools import run_tool
@@ -64,3 +66,24 @@ def dyt_ade_checkpoint(data_workspace, tmp_path_factory) -> str:
     return train_briefly(DYT_ADE_CFG, [
         'train_cfg.max_iters=2', 'train_cfg.val_interval=100', 'default_hooks.checkpoint.interval=2'
     ], data_workspace, tmp_path_factory.mktemp('dyt-ade'))
+
+
+class ListHandler(logging.Handler):
+    """Keeps every record it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.fixture
+def log():
+    """Records logged through the current MMLogger during the test."""
+    handler = ListHandler()
+    logger = MMLogger.get_current_instance()
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)

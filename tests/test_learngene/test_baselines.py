@@ -295,3 +295,17 @@ def test_extract_tool(tmp_path, capsys):
     assert exit_info.value.code == 2
     assert 'tleg takes its learngene from a LinearExpansionViT (the Aux-Net); the backbone of' \
         in capsys.readouterr().err
+
+
+def test_aux_net_flops_are_those_of_a_vit_of_its_shape():
+    """The Aux-Net's layers are supplied in the block step; FLOP tracing still works."""
+    from mmvitdyn.analysis import count_flops
+    x = images(1)
+    assert count_flops(aux_net(), (x, )) == count_flops(
+        tiny(ViT, arch=dict(TINY_ARCH, num_layers=4), out_type='raw'), (x, )) > 0
+
+
+def test_an_aux_net_is_recorded_layer_by_layer():
+    """MAD is recorded on the blocks' attentions only, not on theta_A / theta_B."""
+    from mmvitdyn.learngene import mean_attention_distance
+    assert mean_attention_distance(aux_net(), [images(2)]).shape == (4, TINY_ARCH['num_heads'])

@@ -5,7 +5,8 @@ import torch
 
 from helpers.learngene import learngene_with_counts, make_ancestry, write_learngene
 from helpers.models import TINY_ARCH, images, tiny
-from mmvitdyn.learngene import DyTLearngeneViT, Learngene, LearngeneViT
+from mmvitdyn.analysis import count_flops
+from mmvitdyn.learngene import DyTLearngeneViT, Learngene, LearngeneViT, ViTAncestry
 from mmvitdyn.learngene.descendants import vit as descendant_module
 from mmvitdyn.models.layers import DyTBlock, Mlp, heads_are_shared
 
@@ -447,3 +448,105 @@ def test_dyt_descendant_config(ancestry, tmp_path):
     with DefaultScope.overwrite_default_scope('mmpretrain'):
         model = MODELS.build(backbone)
     assert isinstance(model, DyTLearngeneViT) and model.dispatch == 'mlp'
+
+
+# ------------------------------------------------- supplied tensors, seams
+def tied_descendant(ancestry, tmp_path, **kwargs):
+    """A descendant with one tied FFN run over 3 layers and 3 heads tied to 1."""
+    path = learngene_file(ancestry, tmp_path, eps=1e3)
+    return descendant(path, arch=dict(num_heads=3), tie_heads=True, **kwargs)
+
+
+class ExpandedWeights(torch.nn.Module):
+    """Computes layer ``position``'s W_t from an FFN expansion (what a tied layer adds)."""
+
+    def __init__(self, expansion, position):
+        super().__init__()
+        self.expansion, self.position = expansion, position
+
+    def forward(self, x):
+        return tuple(self.expansion.weights(self.position).values())
+
+
+def test_flops_of_a_tied_descendant_are_its_plain_copy_s_and_the_expansions(ancestry, tmp_path):
+    """The FLOP counters trace the model (torch.jit); supplying tied tensors must
+    not stop them. Tied heads cost nothing more than their plain copy; a tied FFN
+    run adds the computation of its W_t in every forward pass."""
+    x = images(1)
+    heads_only = tied_descendant(ancestry, tmp_path, ffn_sharing='independent')
+    assert count_flops(heads_only,
+                       (x, )) == count_flops(copy.deepcopy(heads_only).materialize(), (x, )) > 0
+    tied = tied_descendant(ancestry, tmp_path)
+    expansion = tied.blocks[0].mlp.expansion
+    maps = sum(count_flops(ExpandedWeights(expansion, t), (x, )) for t in range(3))
+    assert maps > 0
+    assert count_flops(tied, (x, )) == count_flops(copy.deepcopy(tied).materialize(), (x, )) + maps
+
+
+def test_unfreeze_names_tied_heads_as_the_attention_tensors(ancestry, tmp_path):
+    path = learngene_file(ancestry, tmp_path, eps=1e3)
+    model = DyTLearngeneViT(
+        learngene=path,
+        img_size=32,
+        arch=dict(num_heads=3),
+        tie_heads=True,
+        adapter_cfg=dict(bottleneck=4),
+        unfreeze=['blocks.1.attn.qkv', 'blocks.2.attn.proj'])
+    trainable = {
+        n
+        for n, p in model.named_parameters()
+        if p.requires_grad and 'adapter' not in n and 'dispatch' not in n
+    }
+    assert trainable == {
+        'blocks.1.attn.shared_heads.qkv_weight', 'blocks.1.attn.shared_heads.qkv_bias',
+        'blocks.2.attn.shared_heads.proj_weight', 'blocks.2.attn.proj.bias'
+    }
+
+
+def test_a_tied_heads_checkpoint_of_the_parametrize_layout_loads(ancestry, tmp_path):
+    """Before 0.1.0 tied heads were saved as ``attn.qkv.parametrizations.weight.original``
+    (the same (3, U, D, C) tensor): such a checkpoint loads as it was trained."""
+    trained = tied_descendant(ancestry, tmp_path)
+    with torch.no_grad():
+        for param in trained.parameters():
+            param.add_(torch.randn_like(param) * 0.01)
+    names = {
+        'qkv_weight': 'qkv.parametrizations.weight.original',
+        'qkv_bias': 'qkv.parametrizations.bias.original',
+        'proj_weight': 'proj.parametrizations.weight.original'
+    }
+    old = {}
+    for key, value in trained.state_dict().items():
+        owner, found, attr = key.partition('shared_heads.')
+        old[owner + names[attr] if found else key] = value
+    assert sum('parametrizations' in key for key in old) == 9
+    fresh = tied_descendant(ancestry, tmp_path)
+    fresh.load_state_dict(old)
+    x = images(2)
+    with torch.no_grad():
+        assert torch.equal(fresh(x)[0], trained(x)[0])
+
+
+def test_whole_blocks_of_a_tied_descendant_are_those_of_its_plain_copy(ancestry, tmp_path):
+    tied = tied_descendant(ancestry, tmp_path)
+    plain = copy.deepcopy(tied).materialize()
+    for index in range(3):
+        expected = plain.blocks[index].state_dict()
+        got = ViTAncestry(tied).block_state(index)
+        assert sorted(got) == sorted(expected)
+        assert all(torch.equal(got[key], expected[key]) for key in expected)
+
+
+def test_materialize_keeps_what_trains(ancestry, tmp_path):
+    path = learngene_file(ancestry, tmp_path, eps=1e3)
+    model = DyTLearngeneViT(
+        learngene=path,
+        img_size=32,
+        arch=dict(num_heads=3),
+        tie_heads=True,
+        adapter_cfg=dict(bottleneck=4))  # frozen: only the tuning parts train
+    before = sorted(n for n, p in model.named_parameters() if p.requires_grad)
+    model.materialize()
+    assert sorted(n for n, p in model.named_parameters() if p.requires_grad) == before
+    assert not model.blocks[1].attn.qkv.weight.requires_grad
+    assert not model.blocks[1].mlp.fc1.weight.requires_grad

@@ -230,6 +230,9 @@ def test_bad_descendants_name_the_problem(tmp_path, kwargs, match):
      r'\.weights\.fc2\.bias is missing'),
     (('ancestry', 'depths'), 2, r'ancestry\.depths=2 must be a list with one int per stage'),
     (('final_norms', 'norm1'), ..., r'final_norms\.norm1 is missing'),
+    (('ancestry', 'out_indices'), 1, r'ancestry\.out_indices must be a list, got int'),
+    (('ancestry', 'patch_resolution'), None, r'ancestry\.patch_resolution=None must be '
+     r'\[rows, cols\]'),
 ])
 def test_broken_swin_learngene_names_the_field(tmp_path, where, value, match):
     learngene = learngene_with_counts(swin(), [(1, 2), (2, 4)], tmp_path / 'lg.pth')

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ...models.backbones import LinearExpansionViT, ViT
-from ...models.layers import Attention
+from ...models.layers import Attention, FFNExpansion, SharedHeads
 from ..artefacts.block import BlockLearngene, learngene_blocks
 from ..artefacts.tleg import TLEGLearngene
 from ..artefacts.vit import Learngene
@@ -39,8 +39,8 @@ class AttentionDistanceRecorder:
         mad = recorder.mean()  # (num_layers, num_heads)
 
     Works on any backbone with a ``patch_embed`` (returning tokens and grid),
-    ``patch_size``, ``num_prefix_tokens`` and :class:`Attention` modules (one
-    per layer, in order): mmvitdyn's ViT and its subclasses.
+    ``patch_size``, ``num_prefix_tokens`` and ``blocks`` with one
+    :class:`Attention` each: mmvitdyn's ViT and its subclasses.
 
     Args:
         backbone (nn.Module): The ancestry backbone.
@@ -48,7 +48,8 @@ class AttentionDistanceRecorder:
 
     def __init__(self, backbone: nn.Module):
         self.attentions: List[Attention] = [
-            m for m in backbone.modules() if isinstance(m, Attention)
+            m for block in getattr(backbone, 'blocks', []) for m in block.modules()
+            if isinstance(m, Attention)
         ]
         if not self.attentions:
             raise ValueError(
@@ -132,11 +133,17 @@ class ViTAncestry(Ancestry):
     """
 
     def block_state(self, index: int) -> Tensors:
-        """Block ``index``'s complete state dict: the tensors it holds and those
-        the backbone supplies it (tied or expanded weights, see
-        ``ViT.block_tensors``), detached."""
+        """Block ``index``'s state dict as a plain ViT block's: the tensors it
+        holds and those the backbone supplies it (tied or expanded weights, see
+        ``ViT.block_tensors``, detached) in place of their owners'."""
+        block = self.backbone.blocks[index]
         supplied = self.backbone.block_tensors(index)
-        state = self.backbone.blocks[index].state_dict()
+        owners = tuple(f'{name}.' for name, module in block.named_modules()
+                       if isinstance(module, (SharedHeads, FFNExpansion)))
+        state = {
+            key: value
+            for key, value in block.state_dict().items() if not key.startswith(owners)
+        }
         state.update({key: value.detach() for key, value in supplied.items()})
         return state
 

@@ -183,6 +183,12 @@ class SwinLearngene(LearngeneFile):
                 raise ValueError(f'learngene ancestry.num_heads={a["num_heads"]} do not divide '
                                  f'the stage widths {stage_dims(a)}')
         expect_type(a['qkv_bias'], bool, 'ancestry.qkv_bias')
+        grid = a['patch_resolution']
+        if not isinstance(grid, list) or len(grid) != 2:
+            raise ValueError(f'learngene ancestry.patch_resolution={grid!r} must be [rows, cols]')
+        for value in grid:
+            expect_int(value, 'ancestry.patch_resolution', minimum=1)
+        expect_type(a['out_indices'], list, 'ancestry.out_indices')
         for index in a['out_indices']:
             if not isinstance(index, int) or not 0 <= index < stages:
                 raise ValueError(f"learngene ancestry.out_indices={a['out_indices']} must be "

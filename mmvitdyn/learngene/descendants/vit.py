@@ -6,6 +6,7 @@ import this package). The paper's learngene baselines are initialisation
 modes of the same class (``init_mode``), each reading its own kind of
 learngene file.
 """
+import re
 from functools import partial
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -16,7 +17,7 @@ from mmengine.registry import MODELS
 from ...models.backbones import DyTViT, ViT
 from ...models.layers import (FFN_PARAMS, SHARED_HEAD_PARAMS, FFNExpansion,
                               attention_with_shared_heads, expanded_mlp, heads_are_shared, hold,
-                              resize_pos_embed)
+                              resize_pos_embed, unshare_heads)
 from ...models.utils import loads_checkpoint
 from ..artefacts.block import BlockLearngene
 from ..artefacts.layers import FFN_KEYS
@@ -26,6 +27,8 @@ from ..file_format import require
 from ..inheritance import (DescendantPlan, check_built_from, copy_into, copy_state, heads_per_layer,
                            inherit_attention, plan_descendant, plan_whole_layers)
 
+# A tied-heads tensor as torch.nn.utils.parametrize stored it (mmvitdyn before 0.1.0).
+OLD_TIED_HEAD = re.compile(r'attn\.(qkv|proj)\.parametrizations\.(weight|bias)\.original$')
 DESCENDANT_ARCH_KEYS = {
     'embed_dims', 'num_layers', 'num_heads', 'omega', 'head_schedule', 'feedforward_channels'
 }
@@ -315,41 +318,35 @@ class LearngeneViT(ViT):
         return inherited
 
     def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:
-        """Block ``index``'s tied tensors: its heads repeated from the distinct
-        ones (``attn.qkv.weight`` ...) and, in a tied FFN run, W_t = g_t(W)
-        (``mlp.fc1.weight`` ...) from the run's expansion."""
-        block = self.blocks[index]
-        tensors = {}
-        if heads_are_shared(block.attn):
-            tensors.update({
-                f'attn.{key}': value
-                for key, value in block.attn.shared_heads().items()
-            })
-        _, run, position = self.plan.run_of(index)
-        if self.plan.is_expanded(run):
-            expansion = self.blocks[run.layers[0]].mlp.expansion
-            tensors.update({
-                f'mlp.{key}': value
-                for key, value in expansion.weights(position).items()
-            })
-        return tensors
+        """Block ``index``'s tied tensors: its tied heads (see :class:`ViT`)
+        and, in a tied FFN run, W_t = g_t(W) (``mlp.fc1.weight`` ...) from the
+        run's expansion."""
+        return {**super().block_tensors(index), **self._expanded_ffn(index)}
 
-    @torch.no_grad()
+    def _expanded_ffn(self, index: int) -> Dict[str, torch.Tensor]:
+        _, run, position = self.plan.run_of(index)
+        if not self.plan.is_expanded(run):
+            return {}
+        expansion = self.blocks[run.layers[0]].mlp.expansion
+        return {f'mlp.{key}': value for key, value in expansion.weights(position).items()}
+
     def materialize(self) -> 'LearngeneViT':
         """Make every tensor a plain parameter for export and inference: each
         tied FFN becomes a plain FFN holding its current W_t, tied heads
-        become independent heads holding their current values. Outputs are
-        unchanged; the result loads into a descendant built with
-        ``ffn_sharing='independent', tie_heads=False``."""
-        tensors = [self.block_tensors(index) for index in range(len(self.blocks))]
-        for block, block_tensors in zip(self.blocks, tensors):
-            hold(block, block_tensors)
-            if heads_are_shared(block.attn):
-                del block.attn.shared_heads
+        become independent heads holding their current values; each trains
+        as its owner did. Outputs are unchanged; the result loads into a
+        descendant built with ``ffn_sharing='independent', tie_heads=False``."""
+        ffns = [self._expanded_ffn(index) for index in range(len(self.blocks))]
+        for block, ffn in zip(self.blocks, ffns):
+            hold(block, ffn)
+        for block in self.blocks:
             if 'expansion' in block.mlp._modules:
                 del block.mlp.expansion
+            if heads_are_shared(block.attn):
+                unshare_heads(block.attn)
         self.plan.ffn_sharing, self.plan.tie_heads = 'independent', False
-        self.learngene_layout.copy_(self.plan.layout())
+        with torch.no_grad():
+            self.learngene_layout.copy_(self.plan.layout())
         return self
 
     def deployed_parameters(self) -> Dict[str, Tuple[str, int]]:
@@ -407,7 +404,13 @@ class LearngeneViT(ViT):
 
     def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
         """Load-state-dict pre-hook: refuse a checkpoint of another structure;
-        loaded tensors no longer count as inherited."""
+        rename tied heads saved by mmvitdyn before 0.1.0
+        (``attn.qkv.parametrizations.weight.original`` ...); loaded tensors no
+        longer count as inherited."""
+        for key in [k for k in state_dict if k.startswith(prefix)]:
+            renamed = OLD_TIED_HEAD.sub(r'attn.shared_heads.\1_\2', key)
+            if renamed != key:
+                state_dict[renamed] = state_dict.pop(key)
         saved = state_dict.get(prefix + 'learngene_layout')
         if saved is not None and not torch.equal(saved.cpu(), self.learngene_layout.cpu()):
             raise ValueError(

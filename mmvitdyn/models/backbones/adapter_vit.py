@@ -4,7 +4,8 @@ from typing import Callable, Iterator, Optional, Sequence, Tuple, Union
 from mmengine.registry import MODELS
 from torch import nn
 
-from ..layers import AdapterBlock, is_dyt_param
+from ...utils import check_int, check_number
+from ..layers import AdapterBlock, is_dyt_param, supplied_head_name
 from ..layers.adapter import ADAPTER_LAYER_NORMS, LEARNABLE_SCALE
 from .vit import ViT
 
@@ -19,17 +20,15 @@ def check_adapter_cfg(cfg: dict) -> dict:
     if unknown:
         raise ValueError(
             f'adapter_cfg has unknown keys {sorted(unknown)}; allowed: {sorted(ADAPTER_KEYS)}')
-    if not isinstance(cfg.get('bottleneck'), int) or cfg['bottleneck'] <= 0:
-        raise ValueError('adapter_cfg.bottleneck must be a positive int, '
-                         f"got {cfg.get('bottleneck')!r}")
-    if int(cfg.get('num_experts', 1)) < 1:
-        raise ValueError(f"adapter_cfg.num_experts must be >= 1, got {cfg['num_experts']}")
-    if not 0 <= cfg.get('dropout', 0.1) < 1:
-        raise ValueError(f"adapter_cfg.dropout must lie in [0, 1), got {cfg['dropout']}")
+    check_int(cfg.get('bottleneck'), 'adapter_cfg.bottleneck', minimum=1)
+    check_int(cfg.get('num_experts', 1), 'adapter_cfg.num_experts', minimum=1)
+    check_number(cfg.get('dropout', 0.1), 'adapter_cfg.dropout', 0, 1, high_open=True)
     scale = cfg.get('scale', 0.1)
-    is_number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
-    if not (is_number or scale == LEARNABLE_SCALE):
-        raise ValueError(f'adapter_cfg.scale={scale!r} must be a number or {LEARNABLE_SCALE!r}')
+    if scale != LEARNABLE_SCALE:
+        try:
+            check_number(scale, 'adapter_cfg.scale')
+        except ValueError as err:
+            raise ValueError(f'{err} or {LEARNABLE_SCALE!r}') from None
     if cfg.get('layer_norm') not in ADAPTER_LAYER_NORMS:
         raise ValueError(f"adapter_cfg.layer_norm={cfg['layer_norm']!r} is not one of "
                          f'{ADAPTER_LAYER_NORMS}')
@@ -64,7 +63,9 @@ class AdapterViT(ViT):
         freeze_pretrained (bool): Freeze everything but the parts tuning adds
             and the ``pyramid``. Defaults to True.
         unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.
-            'norm', 'blocks.11') that train although frozen otherwise.
+            'norm', 'blocks.11') that train although frozen otherwise; tied
+            heads are named as the attention tensors they stand for
+            (``blocks.1.attn.qkv``).
         block_fn (callable): Builds the blocks; takes ``adapter_cfg``.
             Defaults to :class:`~mmvitdyn.models.layers.AdapterBlock`.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
@@ -116,10 +117,15 @@ class AdapterViT(ViT):
         ``unfreeze`` names."""
         if is_dyt_param(name) or name.startswith('pyramid.'):
             return True
-        return any(_is_under(name, entry) for entry in self.unfreeze)
+        return any(
+            _is_under(known, entry) for entry in self.unfreeze
+            for known in {name, supplied_head_name(name)})
 
     def _freeze(self) -> None:
-        names = [name for name, _ in self.named_parameters()]
+        names = [
+            known for name, _ in self.named_parameters()
+            for known in (name, supplied_head_name(name))
+        ]
         for pattern in self.unfreeze:
             if not any(_is_under(n, pattern) for n in names):
                 raise ValueError(f'unfreeze entry {pattern!r} matches no parameter of '

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...utils import check_number
 from ..layers import PolicyAttention, TokenPredictor
 from .adapter_vit import AdapterViT
 
@@ -77,10 +78,8 @@ class DynamicViT(AdapterViT):
                 or list(prune_loc) != sorted(set(prune_loc))):
             raise ValueError(f'prune_loc={prune_loc} must be increasing block indices in '
                              f'1..{num_layers - 1}')
-        if not 0 < keep_rate < 1:
-            raise ValueError(f'keep_rate={keep_rate} must lie in (0, 1)')
-        if gumbel_tau <= 0:
-            raise ValueError(f'gumbel_tau={gumbel_tau} must be > 0')
+        check_number(keep_rate, 'keep_rate', 0, 1, low_open=True, high_open=True)
+        check_number(gumbel_tau, 'gumbel_tau', 0, low_open=True)
         entries = [dict(attn_layer=PolicyAttention)] * num_layers
         super().__init__(
             arch=arch,

@@ -6,6 +6,7 @@ import torch
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...utils import check_int, check_number
 from ..layers import DISPATCH_PARTS, DyTBlock
 from .adapter_vit import AdapterViT
 
@@ -63,10 +64,8 @@ class DyTViT(AdapterViT):
         if dispatch is not None and dispatch not in DISPATCH_PARTS:
             raise ValueError(
                 f'dispatch={dispatch!r} is not one of {sorted(DISPATCH_PARTS)} or None')
-        if not 0 < target_rate <= 1:
-            raise ValueError(f'target_rate={target_rate} must lie in (0, 1]')
-        if not isinstance(keep_layers, int) or keep_layers < 0:
-            raise ValueError(f'keep_layers={keep_layers!r} must be an int >= 0')
+        check_number(target_rate, 'target_rate', 0, 1, low_open=True)
+        check_int(keep_layers, 'keep_layers', minimum=0)
         if keep_layers and dispatch is None:
             raise ValueError(f'keep_layers={keep_layers} chooses the blocks that dispatch, '
                              'but dispatch=None: set dispatch or keep_layers=0')
@@ -113,7 +112,8 @@ class DyTViT(AdapterViT):
                              f"out_type='cls_token' (got {self.out_type!r}) and out_indices=-1 "
                              f'(got {self.out_indices})')
         reduction = MODELS.build(cfg)
-        reduction.check(self.num_layers, self.num_prefix_tokens)
+        reduction.check(self.num_layers, self.num_prefix_tokens,
+                        self.patch_resolution[0] * self.patch_resolution[1])
         return reduction
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:

@@ -9,9 +9,8 @@ from mmengine.model import BaseModule
 from mmengine.model.weight_init import trunc_normal_
 from mmengine.registry import MODELS
 from torch import nn
-from torch.func import functional_call
 
-from ..layers import Block, PatchEmbed, resize_pos_embed
+from ..layers import Block, PatchEmbed, heads_are_shared, resize_pos_embed, supplied
 from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
 
 ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
@@ -361,19 +360,22 @@ class ViT(BaseModule):
         """Block ``index`` on tokens (B, N, C) -> (B, N', C): the step of the
         forward's loop, where subclasses act between blocks (e.g. prune tokens
         before a block). ``block_kwargs`` is this forward's :meth:`block_kwargs`;
-        the block runs with the tensors :meth:`block_tensors` supplies."""
-        tensors = self.block_tensors(index)
-        if tensors:
-            return functional_call(self.blocks[index], tensors, (x, ), block_kwargs)
-        return self.blocks[index](x, **block_kwargs)
+        the block runs with the tensors :meth:`block_tensors` supplies
+        (:func:`~mmvitdyn.models.layers.supplied`)."""
+        with supplied(self.blocks[index], self.block_tensors(index)) as block:
+            return block(x, **block_kwargs)
 
     def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:
         """Tensors block ``index`` computes with but does not hold, by their
         names in the block (``mlp.fc1.weight`` ...): weights shared between
         blocks or computed from other parameters, supplied in every forward
-        pass (see :mod:`mmvitdyn.models.layers.supplied_tensors`). A plain
-        ViT supplies none."""
-        return {}
+        pass (see :mod:`mmvitdyn.models.layers.supplied_tensors`): here the
+        heads of an attention whose heads are tied
+        (:func:`~mmvitdyn.models.layers.share_heads`); none in a plain ViT."""
+        attn = getattr(self.blocks[index], 'attn', None)
+        if not heads_are_shared(attn):
+            return {}
+        return {f'attn.{key}': value for key, value in attn.shared_heads().items()}
 
     def group_matcher(self) -> Dict[str, str]:
         """Regexes of the parameter groups: ``stem`` (everything before the

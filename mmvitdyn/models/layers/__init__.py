@@ -6,7 +6,7 @@ from .dispatch_ops import masked_softmax_attention
 from .dyt_block import DISPATCH_PARTS, DYT_PARTS, GATED_SUBLAYERS, DyTBlock, is_dyt_param
 from .ffn_expansion import FFN_PARAMS, FFNExpansion, expanded_mlp
 from .head_sharing import (SHARED_HEAD_PARAMS, SharedHeads, attention_with_shared_heads,
-                           heads_are_shared, share_heads, unshare_heads)
+                           heads_are_shared, share_heads, supplied_head_name, unshare_heads)
 from .layer_norm_2d import LayerNorm2d
 from .layer_scale import LayerScale
 from .mlp import Mlp
@@ -15,7 +15,7 @@ from .policy_attention import PolicyAttention
 from .pos_embed import resize_pos_embed
 from .quick_gelu import QuickGELU
 from .rel_pos_attention import RelPosAttention
-from .supplied_tensors import hold, release
+from .supplied_tensors import hold, release, supplied
 from .token_dispatcher import TokenDispatcher
 from .token_predictor import TokenPredictor
 from .window_ops import (decomposed_rel_pos_bias, get_rel_pos, resize_rel_pos, window_partition,
@@ -26,8 +26,8 @@ __all__ = [
     'GATED_SUBLAYERS', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed',
     'PolicyAttention', 'SHARED_HEAD_PARAMS', 'SharedHeads', 'TokenDispatcher', 'TokenPredictor',
     'attention_with_shared_heads', 'build_adapter', 'expanded_mlp', 'heads_are_shared',
-    'is_dyt_param', 'masked_softmax_attention', 'resize_pos_embed', 'share_heads', 'unshare_heads',
-    'LayerNorm2d', 'LayerScale', 'QuickGELU', 'RelPosAttention', 'decomposed_rel_pos_bias',
-    'get_rel_pos', 'hold', 'release', 'resize_rel_pos', 'window_partition', 'window_token_mask',
-    'window_unpartition'
+    'is_dyt_param', 'masked_softmax_attention', 'resize_pos_embed', 'share_heads',
+    'supplied_head_name', 'unshare_heads', 'LayerNorm2d', 'LayerScale', 'QuickGELU',
+    'RelPosAttention', 'decomposed_rel_pos_bias', 'get_rel_pos', 'hold', 'release',
+    'resize_rel_pos', 'supplied', 'window_partition', 'window_token_mask', 'window_unpartition'
 ]

@@ -108,13 +108,24 @@ def attention_with_shared_heads(head_index: Sequence[int], *args, **kwargs) -> A
     return attn
 
 
+def supplied_head_name(name: str) -> str:
+    """The attention tensor a :class:`SharedHeads` parameter stands for
+    (``blocks.1.attn.shared_heads.qkv_weight`` -> ``blocks.1.attn.qkv.weight``);
+    other names unchanged."""
+    owner, found, attr = name.rpartition('.shared_heads.')
+    if not found:
+        return name
+    key = {param: key for key, param in SHARED_HEAD_PARAMS.items()}.get(attr)
+    return f'{owner}.{key}' if key else name
+
+
 def heads_are_shared(attn: nn.Module) -> bool:
     """Whether :func:`share_heads` tied this attention's heads."""
     return isinstance(getattr(attn, 'shared_heads', None), SharedHeads)
 
 
-@torch.no_grad()
 def unshare_heads(attn: nn.Module) -> None:
-    """Make every head an independent parameter again, keeping its values."""
+    """Make every head an independent parameter again, keeping its values (and
+    whether it trains)."""
     hold(attn, attn.shared_heads())
     del attn.shared_heads

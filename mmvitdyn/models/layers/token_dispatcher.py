@@ -6,6 +6,8 @@ import torch
 from mmengine.model.weight_init import trunc_normal_
 from torch import nn
 
+from ...utils import check_number
+
 # How a dispatcher turns gate logits into a mask: DyT's threshold at logit 0
 # (a learned, input-dependent number of tokens) or a fixed top-k per image.
 DISPATCH_MODES = ('threshold', 'topk')
@@ -50,13 +52,11 @@ class TokenDispatcher(nn.Module):
                  mode: str = 'threshold',
                  keep_rate: Optional[float] = None):
         super().__init__()
-        if tau <= 0:
-            raise ValueError(f'tau must be > 0, got {tau}')
+        check_number(tau, 'dispatcher_cfg.tau', 0, low_open=True)
         if mode not in DISPATCH_MODES:
             raise ValueError(f'dispatcher mode={mode!r} is not one of {DISPATCH_MODES}')
-        if mode == 'topk' and (keep_rate is None or not 0 < keep_rate <= 1):
-            raise ValueError(f"dispatcher keep_rate={keep_rate!r} must lie in (0, 1] for "
-                             "mode='topk'")
+        if mode == 'topk':
+            check_number(keep_rate, 'dispatcher keep_rate', 0, 1, low_open=True)
         if mode == 'threshold' and keep_rate is not None:
             raise ValueError(f"dispatcher keep_rate={keep_rate!r} is only for mode='topk'; "
                              "mode='threshold' learns its rate: leave it None")

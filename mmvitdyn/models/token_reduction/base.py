@@ -22,8 +22,9 @@ class TokenReduction(nn.Module):
     and may check their settings against the backbone in :meth:`check`.
     """
 
-    def check(self, num_layers: int, num_prefix_tokens: int) -> None:
-        """Raise ``ValueError`` when a setting does not fit the backbone."""
+    def check(self, num_layers: int, num_prefix_tokens: int, num_patches: int) -> None:
+        """Raise ``ValueError`` when a setting does not fit the backbone
+        (``num_patches``: the patch tokens of its configured input size)."""
 
     def attend(self, index: int, attn: Attention, x: torch.Tensor,
                state: 'ReductionPass') -> Tuple[torch.Tensor, Any]:

@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 from mmengine.registry import MODELS
 
+from ...utils import check_number
 from ..layers import Attention
 from .base import ReductionPass, TokenReduction
 
@@ -38,8 +39,7 @@ class EViT(TokenReduction):
                  locations: Sequence[int] = (3, 6, 9),
                  fuse: bool = True):
         super().__init__()
-        if not 0 < keep_rate <= 1:
-            raise ValueError(f'EViT keep_rate={keep_rate} must lie in (0, 1]')
+        check_number(keep_rate, 'EViT keep_rate', 0, 1, low_open=True)
         locations = tuple(locations)
         if not locations or list(locations) != sorted(set(locations)):
             raise ValueError(f'EViT locations={locations} must be increasing block indices')
@@ -47,7 +47,7 @@ class EViT(TokenReduction):
         self.locations = locations
         self.fuse = fuse
 
-    def check(self, num_layers: int, num_prefix_tokens: int) -> None:
+    def check(self, num_layers: int, num_prefix_tokens: int, num_patches: int) -> None:
         if not num_prefix_tokens:
             raise ValueError('EViT ranks tokens by the class token\'s attention; the backbone '
                              'has num_prefix_tokens=0 (allowed: >= 1)')

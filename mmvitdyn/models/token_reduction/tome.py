@@ -14,8 +14,10 @@ import math
 from typing import Callable, Sequence, Tuple, Union
 
 import torch
+from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 
+from ...utils import check_int
 from ..layers import Attention
 from .base import ReductionPass, TokenReduction
 
@@ -59,6 +61,16 @@ def bipartite_soft_matching(metric: torch.Tensor, r: int,
     return merge
 
 
+def merge_schedule(r: Sequence[int], num_patches: int) -> list:
+    """Tokens each block merges when block i asks ``r[i]`` and the first block
+    sees ``num_patches`` patch tokens: ``min(r_i, N_i // 2)``, N_{i+1} = N_i - merged."""
+    merged = []
+    for wanted in r:
+        merged.append(min(wanted, num_patches // 2))
+        num_patches -= merged[-1]
+    return merged
+
+
 @MODELS.register_module()
 class ToMe(TokenReduction):
     """Token merging in every block of a :class:`~mmvitdyn.models.DyTViT`.
@@ -76,17 +88,28 @@ class ToMe(TokenReduction):
 
     def __init__(self, r: Union[int, Sequence[int]] = 8, prop_attn: bool = True):
         super().__init__()
-        values = [r] if isinstance(r, int) else list(r)
-        if not values or any(not isinstance(v, int) or isinstance(v, bool) or v < 0
-                             for v in values):
+        values = r if isinstance(r, (list, tuple)) else [r]
+        if not values:
             raise ValueError(f'ToMe r={r!r} must be an int >= 0 or a non-empty list of them')
+        for index, value in enumerate(values):
+            check_int(value, 'ToMe r' if values is not r else f'ToMe r[{index}]', minimum=0)
         self.r = r
         self.prop_attn = prop_attn
 
-    def check(self, num_layers: int, num_prefix_tokens: int) -> None:
+    def check(self, num_layers: int, num_prefix_tokens: int, num_patches: int) -> None:
+        """Refuse a per-block ``r`` of another length; log once, with the
+        effective schedule, when blocks of the configured input merge fewer
+        tokens than ``r`` asks."""
         if not isinstance(self.r, int) and len(self.r) != num_layers:
             raise ValueError(f'ToMe r={list(self.r)} gives {len(self.r)} values, the backbone '
                              f'has {num_layers} blocks (allowed: an int or {num_layers} ints)')
+        wanted = [self.r] * num_layers if isinstance(self.r, int) else list(self.r)
+        merged = merge_schedule(wanted, num_patches)
+        if merged != wanted:
+            MMLogger.get_current_instance().warning(
+                f'ToMe r={self.r!r} asks more merges than the blocks can make on the '
+                f'{num_patches} patch tokens of the configured input (a block of N patch '
+                f'tokens merges at most N // 2): the blocks merge {merged}')
 
     def attend(self, index: int, attn: Attention, x: torch.Tensor,
                state: ReductionPass) -> Tuple[torch.Tensor, torch.Tensor]:

@@ -242,7 +242,7 @@ def test_dyt_settings_are_not_arguments(kwargs):
 
 
 @pytest.mark.parametrize('kwargs,message', [
-    (dict(keep_rate=1.0), r'keep_rate=1.0 must lie in \(0, 1\)'),
+    (dict(keep_rate=1.0), r'keep_rate=1.0 must be a finite number in \(0, 1\)'),
     (dict(prune_loc=(2, 1)), r'prune_loc=\(2, 1\) must be increasing block indices in 1..2'),
     (dict(prune_loc=(0, )), r'prune_loc=\(0,\) must be'),
     (dict(out_type='featmap'), "out_type='featmap' is not supported; choose one of"),

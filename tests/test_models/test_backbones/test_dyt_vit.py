@@ -206,3 +206,42 @@ def test_adapters_start_as_zero_after_init_weights():
 def test_bad_config_values_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
         build(**kwargs)
+
+
+# Values that were taken as something else (True as 1), gave NaN outputs, or
+# failed with a bare TypeError: each now names the field and what is allowed.
+@pytest.mark.parametrize('kwargs,message', [
+    (dict(target_rate=True), r'target_rate=True must be a finite number in \(0, 1\]'),
+    (dict(target_rate='0.5'), r"target_rate='0.5' must be a finite number in \(0, 1\]"),
+    (dict(keep_layers=True), r'keep_layers=True must be an int >= 0'),
+    (dict(adapter_cfg=dict(bottleneck=True)), r'adapter_cfg.bottleneck=True must be an int >= 1'),
+    (dict(adapter_cfg=dict(bottleneck=8, num_experts=2.5)),
+     r'adapter_cfg.num_experts=2.5 must be an int >= 1'),
+    (dict(adapter_cfg=dict(bottleneck=8, num_experts='4')),
+     r"adapter_cfg.num_experts='4' must be an int >= 1"),
+    (dict(adapter_cfg=dict(bottleneck=8, scale=float('nan'))),
+     r"adapter_cfg.scale=nan must be a finite number or 'learnable'"),
+    (dict(adapter_cfg=dict(bottleneck=8, scale=float('inf'))),
+     r"adapter_cfg.scale=inf must be a finite number or 'learnable'"),
+    (dict(dispatcher_cfg=dict(tau=float('nan'))), r'dispatcher_cfg.tau=nan must be a finite '
+     r'number > 0'),
+    (dict(token_reduction=dict(type='ToMe', r=2.5)), r'ToMe r=2.5 must be an int >= 0'),
+    (dict(token_reduction=dict(type='ToMe', r=[1, 2.5, 0])), r'ToMe r\[1\]=2.5 must be an int'),
+    (dict(unfreeze='blocks'), r"unfreeze='blocks' must be a list of parameter names"),
+])
+def test_values_of_the_wrong_kind_are_refused_with_the_field(kwargs, message):
+    if 'token_reduction' in kwargs:
+        kwargs.update(out_type='cls_token')
+    with pytest.raises(ValueError, match=message):
+        tiny(DyTViT, **kwargs)
+
+
+def test_tome_says_once_when_blocks_merge_fewer_tokens_than_r(log):
+    """16 patch tokens, r=5 in each of the 3 blocks: 5 of 16, 5 of 11, then 3 of 6."""
+    model = tiny(DyTViT, out_type='cls_token', token_reduction=dict(type='ToMe', r=5))
+    warnings = [r.getMessage() for r in log if r.levelname == 'WARNING']
+    assert len(warnings) == 1 and warnings[0].endswith('the blocks merge [5, 5, 3]')
+    model(images(2))  # the stated schedule is the one that runs: 1 + 16 tokens, then
+    assert model.last_reduction.token_counts == [12, 7, 4]
+    tiny(DyTViT, out_type='cls_token', token_reduction=dict(type='ToMe', r=[5, 5, 3]))
+    assert len([r for r in log if r.levelname == 'WARNING']) == 1  # nothing clipped: silent

@@ -190,7 +190,7 @@ def test_minimum_activation_hinge_off_by_default_and_raises_low_rates():
     (dict(keep_layers=DEPTH), r'keep_layers=3 must be < the 3 blocks \(allowed: 0..2\)'),
     (dict(keep_layers=1, dispatch=None), 'keep_layers=1 chooses the blocks that dispatch'),
     (dict(adapter_cfg=dict(bottleneck=4, scale='learnable_scalar')),
-     "adapter_cfg.scale='learnable_scalar' must be a number or 'learnable'"),
+     "adapter_cfg.scale='learnable_scalar' must be a finite number or 'learnable'"),
     (dict(adapter_cfg=dict(bottleneck=4, layer_norm='before')),
      r"adapter_cfg.layer_norm='before' is not one of \(None, 'in', 'out'\)"),
 ])

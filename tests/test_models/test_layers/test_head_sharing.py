@@ -99,3 +99,16 @@ def test_state_dict_round_trip_and_deepcopy():
 def test_bad_head_index(index, match):
     with pytest.raises(ValueError, match=match):
         share_heads(attention(), index)
+
+
+def test_tied_heads_in_a_plain_vit_run_through_its_block_step():
+    """share_heads on a ViT's attention: the ViT supplies the tied tensors, so the
+    model computes what an untied ViT with the repeated heads computes."""
+    from helpers.models import images, tiny
+    from mmvitdyn.models import ViT
+    tied, plain = tiny(ViT, out_type='raw'), tiny(ViT, out_type='raw')
+    share_heads(tied.blocks[1].attn, [0, 1, 0, 1])
+    with torch.no_grad():
+        for key, value in tied.blocks[1].attn.shared_heads().items():
+            plain.blocks[1].attn.get_parameter(key).copy_(value)
+        torch.testing.assert_close(tied(images(2))[0], plain(images(2))[0])

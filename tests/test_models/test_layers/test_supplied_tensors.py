@@ -7,7 +7,7 @@ from torch.func import functional_call
 
 from helpers.models import images, tiny
 from mmvitdyn.models import ViT
-from mmvitdyn.models.layers import Mlp, hold, release
+from mmvitdyn.models.layers import Mlp, hold, release, supplied
 
 
 def test_a_released_module_computes_only_with_what_is_supplied():
@@ -68,3 +68,18 @@ def test_the_block_step_supplies_the_block_tensors_and_gradients_reach_their_own
     model(x)[0].sum().backward()
     plain(x)[0].sum().backward()
     torch.testing.assert_close(model.fc2_bias.grad, plain.blocks[0].mlp.fc2.bias.grad / 2)
+
+
+def test_supplied_tensors_are_there_for_the_call_only_and_never_replace_a_held_one():
+    mlp = Mlp(4, 8)
+    release(mlp, ['fc1.weight'])
+    w = torch.randn(8, 4)
+    with pytest.raises(RuntimeError, match='inside'):
+        with supplied(mlp, {'fc1.weight': w}):
+            assert mlp.fc1.weight is w
+            raise RuntimeError('inside')
+    assert not hasattr(mlp.fc1, 'weight')  # gone again, even after an error
+    with pytest.raises(AttributeError, match="holds 'fc2.weight'; release it"):
+        with supplied(mlp, {'fc2.weight': torch.zeros(4, 8)}):
+            pass
+    assert mlp.fc2.weight.shape == (4, 8)

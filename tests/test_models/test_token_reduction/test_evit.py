@@ -101,7 +101,7 @@ def test_gradients_reach_exactly_the_trainable_parts(dispatch):
 
 
 @pytest.mark.parametrize('kwargs, message', [
-    (dict(keep_rate=0), r'EViT keep_rate=0 must lie in \(0, 1\]'),
+    (dict(keep_rate=0), r'EViT keep_rate=0 must be a finite number in \(0, 1\]'),
     (dict(locations=(2, 1)), r'EViT locations=\(2, 1\) must be increasing'),
     (dict(locations=(1, 3)), r'EViT locations=\(1, 3\) must lie in 0..2 for 3 blocks'),
 ])

@@ -66,8 +66,8 @@ def test_straight_through_gradient_is_the_sigmoid_of_the_logit():
 
 @pytest.mark.parametrize('kwargs,message', [
     (dict(mode='bottom'), "mode='bottom' is not one of ('threshold', 'topk')"),
-    (dict(mode='topk'), "keep_rate=None must lie in (0, 1] for mode='topk'"),
-    (dict(mode='topk', keep_rate=1.5), 'keep_rate=1.5 must lie in (0, 1]'),
+    (dict(mode='topk'), 'keep_rate=None must be a finite number in (0, 1]'),
+    (dict(mode='topk', keep_rate=1.5), 'keep_rate=1.5 must be a finite number in (0, 1]'),
     (dict(keep_rate=0.5), "keep_rate=0.5 is only for mode='topk'"),
 ])
 def test_bad_settings_are_named(kwargs, message):

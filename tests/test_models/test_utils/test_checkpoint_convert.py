@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from mmengine.logging import MMLogger
 from mmengine.registry import DefaultScope
 from mmpretrain.models import VisionTransformer
 from mmpretrain.registry import MODELS
@@ -117,26 +116,6 @@ def jax_reference(arrays, img):
                    t(block + 'MlpBlock_3/Dense_0/bias'))
         x = x + h @ t(block + 'MlpBlock_3/Dense_1/kernel') + t(block + 'MlpBlock_3/Dense_1/bias')
     return norm(x, 'Transformer/encoder_norm')[:, 0]
-
-
-class ListHandler(logging.Handler):
-
-    def __init__(self):
-        super().__init__()
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
-@pytest.fixture
-def log():
-    """Records logged through the current MMLogger during the test."""
-    handler = ListHandler()
-    logger = MMLogger.get_current_instance()
-    logger.addHandler(handler)
-    yield handler.records
-    logger.removeHandler(handler)
 
 
 def test_detect_format():

@@ -1,0 +1,51 @@
+"""Checks of configuration values, with one error form for every module.
+
+Each check returns the value or raises ``ValueError`` naming the field, the
+value and what is allowed. A bool is not a number here (``True`` is not 1),
+a string is not parsed (``'0.5'`` is refused), NaN and infinities are refused.
+"""
+import math
+from typing import Optional
+
+
+def check_int(value,
+              field: str,
+              minimum: Optional[int] = None,
+              maximum: Optional[int] = None) -> int:
+    """``value`` if it is an int (not a bool) in [minimum, maximum]."""
+    allowed = 'an int' + _interval(minimum, maximum, False, False)
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not _inside(value, minimum, maximum, False, False):
+        raise ValueError(f'{field}={value!r} must be {allowed}')
+    return value
+
+
+def check_number(value,
+                 field: str,
+                 low: Optional[float] = None,
+                 high: Optional[float] = None,
+                 low_open: bool = False,
+                 high_open: bool = False) -> float:
+    """``value`` if it is a finite int or float (not a bool) between ``low`` and
+    ``high`` (each bound excluded when ``*_open``)."""
+    allowed = 'a finite number' + _interval(low, high, low_open, high_open)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or not _inside(value, low, high, low_open, high_open):
+        raise ValueError(f'{field}={value!r} must be {allowed}')
+    return value
+
+
+def _inside(value, low, high, low_open: bool, high_open: bool) -> bool:
+    above = low is None or (value > low if low_open else value >= low)
+    below = high is None or (value < high if high_open else value <= high)
+    return above and below
+
+
+def _interval(low, high, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f" in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    if low is not None:
+        return f" {'>' if low_open else '>='} {low}"
+    if high is not None:
+        return f" {'<' if high_open else '<='} {high}"
+    return ''
