@@ -156,9 +156,36 @@ def choose_model_wrapper(cfg: Config, on_cpu: bool) -> None:
         find_unused_parameters=cfg.get('find_unused_parameters', False))
 
 
+def check_schedule(cfg: Config) -> None:
+    """Refuse a parameter scheduler that ends before it begins, as one does
+    whose ``end`` defaults to the run's length when the run is shorter than
+    its ``begin`` (e.g. ``train_cfg.max_epochs=1`` under a 1-epoch warm-up):
+    mmengine's own error names neither the scheduler nor the field.
+
+    Raises:
+        SetupError: Naming the scheduler, its begin and end and what to change.
+    """
+    train_cfg = cfg.get('train_cfg') or {}
+    schedulers = cfg.get('param_scheduler') or []
+    for index, scheduler in enumerate([schedulers] if isinstance(schedulers, dict) else schedulers):
+        by_epoch = scheduler.get('by_epoch', True)
+        field = 'max_epochs' if by_epoch else 'max_iters'
+        begin, end = scheduler.get('begin', 0), scheduler.get('end', train_cfg.get(field))
+        if end is not None and begin >= end:
+            unit = 'epoch' if by_epoch else 'iteration'
+            source = (f'{end}, from train_cfg.{field}' if 'end' not in scheduler else f'{end}')
+            raise SetupError(
+                f"param_scheduler[{index}] ({scheduler.get('type')}) begins at {unit} {begin} "
+                f'and ends at {source}: it must end after it begins. Train longer '
+                f'(train_cfg.{field} > {begin}) or move the schedule (param_scheduler.{index}.begin'
+                f'{"" if "end" not in scheduler else f", param_scheduler.{index}.end"}, and the '
+                'warm-up before it)')
+
+
 def build_runner(cfg: Config) -> Runner:
-    """Check what would only fail later (data, AMP, CPU distribution), choose the
-    model wrapper of a distributed run, then build."""
+    """Check what would only fail later (data, schedule, AMP, CPU distribution),
+    choose the model wrapper of a distributed run, then build."""
+    check_schedule(cfg)
     try:
         check_data_roots(cfg)
     except FileNotFoundError as err:

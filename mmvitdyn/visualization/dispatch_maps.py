@@ -79,7 +79,7 @@ class SkipView(NamedTuple):
     label: str = ''
 
 
-def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: str) -> None:
+def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: str) -> Figure:
     """Save a PNG: a row per (view, dispatched part), the input then a panel per
     block with the patches that skip the part shaded red.
 
@@ -89,6 +89,9 @@ def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: 
         patch_size (int): Pixels per patch side.
         title (str): Figure title (e.g. the image's name).
         out_file (str): The PNG to write.
+
+    Returns:
+        Figure: The figure written.
     """
     rows = [(view, part) for view in views
             for part in sorted({part
@@ -118,9 +121,10 @@ def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: 
                             -0.5))
                 ax.set_xlim(-0.5, width - 0.5)
                 ax.set_ylim(height - 0.5, -0.5)
-                ax.set_title(f'{col - 1}.{part} {active.mean():.0%}', fontsize=8)
+                ax.set_title(f'block {col - 1} {part}: {active.mean():.0%} active', fontsize=8)
     for ax in axes.flat:
         ax.axis('off')
     fig.suptitle(f'{title}: patches shaded red skip the part', fontsize=9)
     fig.tight_layout()
     fig.savefig(out_file, dpi=120)
+    return fig

@@ -5,7 +5,7 @@ import os.path as osp
 
 import pytest
 
-from helpers.configs import FCN_ADE_CFG, MASK_RCNN_COCO_CFG, VIT_DIGITS_CFG
+from helpers.configs import DYT_DIGITS_CFG, FCN_ADE_CFG, MASK_RCNN_COCO_CFG, VIT_DIGITS_CFG
 from helpers.tools import REPO, logged_metrics, plain_shell_env, run_tool
 
 SMALL_DIGITS = [
@@ -102,10 +102,20 @@ def test_two_process_cpu_distributed_training(data_workspace, tmp_path):
     assert sorted(osp.basename(p) for p in glob.glob(str(tmp_path / '*.pth'))) == ['epoch_3.pth']
 
 
-@pytest.mark.parametrize('args,message', [
-    (['configs/vit/missing.py'], "config file 'configs/vit/missing.py' does not exist"),
-    ([VIT_DIGITS_CFG, '--amp'], '--amp needs a GPU'),
-])
+SHORT_RUN = ('param_scheduler[1] (CosineAnnealingLR) begins at epoch 1 and ends at 1, from '
+             'train_cfg.max_epochs: it must end after it begins. Train longer '
+             '(train_cfg.max_epochs > 1)')
+
+
+@pytest.mark.parametrize(
+    'args,message',
+    [
+        (['configs/vit/missing.py'], "config file 'configs/vit/missing.py' does not exist"),
+        ([VIT_DIGITS_CFG, '--amp'], '--amp needs a GPU'),
+        # A 1-epoch run under the digits DyT config's 1-epoch warm-up: mmengine would
+        # say only "end should be larger than begin".
+        ([DYT_DIGITS_CFG, '--cfg-options', 'train_cfg.max_epochs=1'], SHORT_RUN),
+    ])
 def test_clear_errors(data_workspace, args, message):
     proc = run_tool(['train.py', *args], data_workspace, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
