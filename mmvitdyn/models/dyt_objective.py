@@ -51,6 +51,7 @@ class DyTObjectiveMixin:
         if missing:
             raise TypeError(f'{type(self).__name__} needs a DyT backbone (DyTViT, DyTViTDet); '
                             f'{type(self.backbone).__name__} has no {", ".join(missing)}')
+        self.backbone.attach_objective(type(self).__name__)
         if rate_loss_weight < 0:
             raise ValueError(f'rate_loss_weight must be >= 0, got {rate_loss_weight}')
         if not 0 <= token_minimal <= 1:

@@ -394,6 +394,7 @@ def test_composes_with_dyt_by_mro(ancestry, tmp_path):
     assert 'mlp.fc1.weight' in model.block_tensors(2)
     assert torch.equal(model.blocks[0].attn.proj.bias, ancestry.blocks[0].attn.proj.bias)
     model.train()
+    model.attach_objective('this test, which adds its own loss terms')
     model(images(2))[0].sum().backward()
     assert model.blocks[0].mlp.expansion.map_out_weight.grad is not None
 
@@ -416,6 +417,7 @@ def test_dyt_on_a_frozen_descendant_trains_its_own_parts_and_skips_tokens(ancest
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=0.05)
     x = images(4)
+    model.attach_objective('this test, which adds its own loss terms')
     for _ in range(20):
         model.train()
         out = model(x)[0]

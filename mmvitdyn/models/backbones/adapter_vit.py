@@ -1,6 +1,7 @@
 """AdaptFormer: a frozen ViT with a bottleneck adapter beside every MLP."""
 from typing import Callable, Iterator, Optional, Sequence, Tuple, Union
 
+import torch
 from mmengine.registry import MODELS
 from torch import nn
 
@@ -103,6 +104,41 @@ class AdapterViT(ViT):
             raise ValueError(f'unfreeze={unfreeze!r} must be a list of parameter names or '
                              f'prefixes, e.g. [{unfreeze!r}]')
         return tuple(unfreeze)
+
+    # Who computes the loss terms the backbone's token selection needs (a DyT
+    # model, or a training loop that says so); see attach_objective.
+    objective: Optional[str] = None
+    # The models that add those terms, named when none did.
+    OBJECTIVE_MODELS: Tuple[str, ...] = ()
+
+    def needs_objective(self) -> bool:
+        """Whether training needs loss terms beyond the task loss (a rate loss
+        for learned token selection); AdaptFormer needs none."""
+        return False
+
+    def attach_objective(self, owner: str) -> None:
+        """Declare that ``owner`` (a DyT model such as ``DyTImageClassifier``,
+        or your own training loop) adds the loss terms this backbone's token
+        selection needs; until then a training forward that needs them raises."""
+        self.objective = owner
+
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        """See :class:`ViT`.
+
+        Raises:
+            RuntimeError: Training a backbone that needs an objective (see
+                :meth:`needs_objective`) that no model or loop attached: a
+                stock wrapper would train its token selection with the task
+                loss alone, without a word.
+        """
+        if self.training and self.objective is None and self.needs_objective():
+            raise RuntimeError(
+                f'{type(self).__name__} is training without the loss terms its token '
+                'selection needs (no model attached them): build it in '
+                f"{' / '.join(self.OBJECTIVE_MODELS)} instead of mmpretrain's, mmseg's or "
+                "mmdet's own model, or, in your own training loop that adds those terms, call "
+                'backbone.attach_objective(<your loop>)')
+        return super().forward(x)
 
     def tuning_blocks(self) -> Iterator[AdapterBlock]:
         """The blocks with tuning parts (adapter, dispatchers)."""

@@ -60,6 +60,8 @@ class DynamicViT(AdapterViT):
     """
     OUT_TYPES = {'cls_token'}
 
+    OBJECTIVE_MODELS = ('DynamicViTClassifier', )
+
     def __init__(self,
                  arch: Union[str, dict] = 'base',
                  prune_loc: Sequence[int] = (3, 6, 9),
@@ -157,6 +159,10 @@ class DynamicViT(AdapterViT):
                 self.decisions.append(keep)
                 block_kwargs['policy'] = torch.cat([keep.new_ones(x.shape[0], extra), keep], 1)
         return super().forward_block(index, x, block_kwargs)
+
+    def needs_objective(self) -> bool:
+        """The predictors train with DynamicViT's keep-ratio loss."""
+        return True
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
         """Start of a forward: no decisions yet, and the keep counts of its grid."""

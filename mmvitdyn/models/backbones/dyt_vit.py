@@ -51,6 +51,8 @@ class DyTViT(AdapterViT):
             ``freeze_pretrained``, ``unfreeze``) and :class:`ViT`.
     """
 
+    OBJECTIVE_MODELS = ('DyTImageClassifier', 'DyTEncoderDecoder', 'DyTMaskRCNN')
+
     def __init__(self,
                  arch: Union[str, dict] = 'base',
                  dispatch: Optional[str] = 'mlp',
@@ -115,6 +117,10 @@ class DyTViT(AdapterViT):
         reduction.check(self.num_layers, self.num_prefix_tokens,
                         self.patch_resolution[0] * self.patch_resolution[1])
         return reduction
+
+    def needs_objective(self) -> bool:
+        """Token dispatch trains with DyT's rate loss."""
+        return self.dispatch is not None
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
         """A fresh :class:`ReductionPass` for the blocks of this forward (kept as

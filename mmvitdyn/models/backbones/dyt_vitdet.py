@@ -76,6 +76,8 @@ class DyTViTDet(DyTViT):
     OUT_TYPES = {'raw', 'featmap', 'avg_featmap'}
     class_token = False
 
+    OBJECTIVE_MODELS = ('DyTMaskRCNN', 'DyTEncoderDecoder')
+
     def __init__(self,
                  arch: Union[str, dict] = 'base',
                  img_size: int = 224,

@@ -74,6 +74,7 @@ class DynamicViTClassifier(ImageClassifier):
         if not isinstance(self.backbone, DynamicViT):
             raise TypeError(f'{type(self).__name__} needs a DynamicViT backbone, got '
                             f'{type(self.backbone).__name__}')
+        self.backbone.attach_objective(type(self).__name__)
         if rate_loss_weight < 0:
             raise ValueError(f'rate_loss_weight={rate_loss_weight} must be >= 0')
         if distill_weight < 0:

@@ -87,6 +87,7 @@ def test_skipped_tokens_keep_residual_plus_adapter(dispatch):
 @pytest.mark.parametrize('dispatch', VARIANTS)
 def test_training_masks_are_binary_and_gradients_flow_straight_through(dispatch):
     model = build(dispatch=dispatch).train()
+    model.attach_objective('this test, which adds its own loss terms')
     spread_gates(model, std=0.1)
     out = model(images())[0]
     for layer in model.dispatch_masks():
@@ -126,6 +127,7 @@ def test_trainable_sets_of_the_tuning_modes():
 
 def test_rate_loss_moves_activation_toward_target():
     model = build(target_rate=0.2).train()
+    model.attach_objective('this test, which adds its own loss terms')
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=0.05)
     x = images(8)

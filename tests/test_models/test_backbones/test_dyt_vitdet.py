@@ -68,6 +68,7 @@ def test_every_token_active_equals_complete_mode():
 
 def test_training_rate_loss_reaches_the_dispatchers():
     model = build().train()
+    model.attach_objective('this test, which adds its own loss terms')
     out = model(grid_images())[0]
     (out.mean() + model.rate_loss()).backward()
     gate = model.blocks[0].dispatchers['mlp'].gate.weight

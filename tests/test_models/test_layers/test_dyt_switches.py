@@ -61,6 +61,7 @@ def test_moe_adapter_layer_norm_wraps_the_same_experts(layer_norm):
 
 def test_learnable_scale_and_norm_start_as_official_and_train():
     model = tiny(DyTViT, adapter_cfg=dict(bottleneck=4, scale='learnable', layer_norm='in'))
+    model.attach_objective('this test, which adds its own loss terms')
     for block in model.blocks:
         assert block.adapter.scale.shape == (1, ) and block.adapter.scale.item() == 1.0
         assert torch.equal(block.adapter.norm.weight, torch.ones(C))
@@ -99,6 +100,7 @@ def test_keep_layers_blocks_run_every_token():
 
 def test_keep_layers_rate_loss_counts_dispatched_blocks_only():
     model = tiny(DyTViT, keep_layers=1, target_rate=0.3).train()
+    model.attach_objective('this test, which adds its own loss terms')
     spread_gates(model)
     torch.manual_seed(4)
     model(images(4))

@@ -128,6 +128,7 @@ def test_gradients_reach_pyramid_and_dyt_parts_only():
         out_type='featmap',
         final_norm=False,
         pyramid=dict(type='RescalePyramid')).train()
+    backbone.attach_objective('this test, which adds its own loss terms')
     with torch.no_grad():  # non-zero adapter outputs, so every adapter weight gets a gradient
         for block in backbone.dyt_blocks():
             block.adapter.up.weight.normal_(std=0.1)

@@ -81,6 +81,7 @@ def test_gradients_reach_exactly_the_trainable_parts(dispatch):
     torch.manual_seed(0)
     model = tiny(
         DyTViT, dispatch=dispatch, token_reduction=dict(type='EViT', locations=(1, ))).train()
+    model.attach_objective('this test, which adds its own loss terms')
     head = torch.nn.Linear(TINY_ARCH['embed_dims'], 5)
     feats, = model(images(4))
     (F.cross_entropy(head(feats), torch.arange(4)) + model.rate_loss()).backward()

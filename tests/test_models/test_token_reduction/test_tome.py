@@ -119,6 +119,7 @@ def test_dyt_dispatch_gates_the_merged_tokens():
 def test_gradients_reach_exactly_the_trainable_parts(dispatch):
     torch.manual_seed(0)
     model = tiny(DyTViT, dispatch=dispatch, token_reduction=dict(type='ToMe', r=3)).train()
+    model.attach_objective('this test, which adds its own loss terms')
     head = torch.nn.Linear(TINY_ARCH['embed_dims'], 5)
     feats, = model(images(4))
     loss = F.cross_entropy(head(feats), torch.arange(4)) + model.rate_loss()

@@ -119,6 +119,7 @@ def test_gradients_reach_exactly_adapters_and_gates(dispatch):
         dispatcher_cfg=dict(mode='topk'),
         adapter_cfg=ADAPTER,
         out_type='raw').train()  # every token reaches the output: every gate matters
+    model.attach_objective('this test, which adds its own loss terms')
     for block in model.dyt_blocks():
         torch.nn.init.normal_(block.adapter.up.weight, std=0.1)
     model(images(4))[0].square().sum().backward()
