@@ -21,13 +21,12 @@ learnable FFN expansion, tied heads) and TLEG's Aux-Net are in
 import it.
 """
 from ..models.backbones import LinearExpansionViT, expansion_coefficients
-from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, SwinAncestry, ViTAncestry,
-                         WindowAttentionDistanceRecorder, ancestry_for)
+from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, CondenseSettings,
+                         SwinAncestry, ViTAncestry, WindowAttentionDistanceRecorder, ancestry_for)
 from .artefacts import (BlockLearngene, FFNGroup, Learngene, LearngeneLayer, SwinLearngene,
                         TLEGLearngene, block_sources, learngene_blocks)
 from .attention_distance import attention_distance, patch_attention, patch_distances
-from .builder import (build_learngene, check_build_args, condense, mean_attention_distance,
-                      record_attention_distance)
+from .builder import build_learngene, condense, mean_attention_distance, record_attention_distance
 from .descendants import INIT_MODES, DyTLearngeneViT, LearngeneSwin, LearngeneViT
 from .ffn_grouping import explicit_groups, group_ffns
 from .head_clustering import (HeadCluster, cluster_heads, dbscan_clusters, dbscan_labels,
@@ -39,12 +38,12 @@ from .inheritance import (FFN_SHARING, HEAD_SCHEDULES, LINEAR_HEAD_SCHEDULES, De
 from .visualization import plot_mad
 
 __all__ = [
-    'Ancestry', 'AttentionDistanceRecorder', 'BlockLearngene', 'CENTROIDS', 'DescendantPlan',
-    'DyTLearngeneViT', 'FFNGroup', 'FFNRun', 'FFN_SHARING', 'HEAD_SCHEDULES', 'HeadCluster',
-    'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'Learngene', 'LearngeneLayer', 'LearngeneViT',
-    'LearngeneSwin', 'LinearExpansionViT', 'SwinAncestry', 'SwinLearngene', 'TLEGLearngene',
-    'ViTAncestry', 'WindowAttentionDistanceRecorder', 'ancestry_for', 'attention_distance',
-    'block_sources', 'build_learngene', 'check_build_args', 'cluster_heads', 'condense',
+    'Ancestry', 'AttentionDistanceRecorder', 'BlockLearngene', 'CENTROIDS', 'CondenseSettings',
+    'DescendantPlan', 'DyTLearngeneViT', 'FFNGroup', 'FFNRun', 'FFN_SHARING', 'HEAD_SCHEDULES',
+    'HeadCluster', 'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'Learngene', 'LearngeneLayer',
+    'LearngeneViT', 'LearngeneSwin', 'LinearExpansionViT', 'SwinAncestry', 'SwinLearngene',
+    'TLEGLearngene', 'ViTAncestry', 'WindowAttentionDistanceRecorder', 'ancestry_for',
+    'attention_distance', 'block_sources', 'build_learngene', 'cluster_heads', 'condense',
     'copy_into', 'dbscan_clusters', 'dbscan_labels', 'expansion_coefficients', 'explicit_groups',
     'ffn_runs', 'group_ffns', 'head_assignment', 'heads_from_omega', 'heads_per_layer',
     'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks', 'make_cluster',

@@ -5,17 +5,9 @@ from typing import Iterable, List, Optional, Sequence, Union
 import torch
 from torch import nn
 
-from .ancestries import CENTROIDS, ancestry_for
+from .ancestries import CondenseSettings, ancestry_for
 from .artefacts.swin import SwinLearngene
 from .artefacts.vit import Learngene
-from .head_clustering import check_clustering_args
-
-
-def check_build_args(method: str, eps: float, min_samples: int, k, centroid: str) -> None:
-    """Raise ``ValueError`` for arguments :func:`condense` cannot use."""
-    check_clustering_args(method, eps, min_samples, k)
-    if centroid not in CENTROIDS:
-        raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
 
 
 @torch.no_grad()
@@ -73,9 +65,9 @@ def condense(backbone: nn.Module,
         ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
         settings (dict, optional): Extra entries recorded in the learngene.
     """
-    check_build_args(method, eps, min_samples, k, centroid)
-    return ancestry_for(backbone).condense(mad, num_images, method, eps, min_samples, k, centroid,
-                                           ffn_clustering, ffn_groups, settings)
+    how = CondenseSettings(method, eps, min_samples, k, centroid, ffn_clustering, ffn_groups,
+                           settings)
+    return ancestry_for(backbone).condense(mad, num_images, how)
 
 
 def build_learngene(backbone: nn.Module,
@@ -103,10 +95,10 @@ def build_learngene(backbone: nn.Module,
     Returns:
         Learngene | SwinLearngene: The learngene.
     """
-    check_build_args(method, eps, min_samples, k, centroid)  # before the pass over the images
+    how = CondenseSettings(method, eps, min_samples, k, centroid, ffn_clustering, ffn_groups,
+                           settings)  # checked before the pass over the images
     recorder = record_attention_distance(backbone, batches)
-    learngene = condense(backbone, recorder.mean(), recorder.num_images, method, eps, min_samples,
-                         k, centroid, ffn_clustering, ffn_groups, settings)
+    learngene = ancestry_for(backbone).condense(recorder.mean(), recorder.num_images, how)
     if out is not None:
         learngene.save(out)
     return learngene

@@ -485,15 +485,21 @@ def test_flops_of_a_tied_descendant_are_its_plain_copy_s_and_the_expansions(ance
     assert count_flops(tied, (x, )) == count_flops(copy.deepcopy(tied).materialize(), (x, )) + maps
 
 
-def test_unfreeze_names_tied_heads_as_the_attention_tensors(ancestry, tmp_path):
+def frozen_dyt_descendant(ancestry, tmp_path, **kwargs):
+    """A frozen DyT descendant (only the tuning parts train) with 3 heads tied to 1."""
     path = learngene_file(ancestry, tmp_path, eps=1e3)
-    model = DyTLearngeneViT(
+    return DyTLearngeneViT(
         learngene=path,
         img_size=32,
         arch=dict(num_heads=3),
         tie_heads=True,
         adapter_cfg=dict(bottleneck=4),
-        unfreeze=['blocks.1.attn.qkv', 'blocks.2.attn.proj'])
+        **kwargs)
+
+
+def test_unfreeze_names_tied_heads_as_the_attention_tensors(ancestry, tmp_path):
+    model = frozen_dyt_descendant(
+        ancestry, tmp_path, unfreeze=['blocks.1.attn.qkv', 'blocks.2.attn.proj'])
     trainable = {
         n
         for n, p in model.named_parameters()
@@ -540,13 +546,7 @@ def test_whole_blocks_of_a_tied_descendant_are_those_of_its_plain_copy(ancestry,
 
 
 def test_materialize_keeps_what_trains(ancestry, tmp_path):
-    path = learngene_file(ancestry, tmp_path, eps=1e3)
-    model = DyTLearngeneViT(
-        learngene=path,
-        img_size=32,
-        arch=dict(num_heads=3),
-        tie_heads=True,
-        adapter_cfg=dict(bottleneck=4))  # frozen: only the tuning parts train
+    model = frozen_dyt_descendant(ancestry, tmp_path)
     before = sorted(n for n, p in model.named_parameters() if p.requires_grad)
     model.materialize()
     assert sorted(n for n, p in model.named_parameters() if p.requires_grad) == before

@@ -8,6 +8,7 @@ learngene). :func:`ancestry_for` finds the family of a backbone; a family
 registers itself with ``ancestry_for.register(BackboneClass)(AncestryClass)``.
 """
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from functools import singledispatch
 from typing import Callable, List, Optional, Sequence, Union
 
@@ -17,7 +18,7 @@ from torch import nn
 from ..artefacts.layers import FFN_KEYS, FFNGroup, LearngeneLayer
 from ..ffn_grouping import Groups
 from ..file_format import Tensors
-from ..head_clustering import HeadCluster
+from ..head_clustering import HeadCluster, check_clustering_args
 
 CENTROIDS = ('select', 'average')
 
@@ -41,27 +42,13 @@ class Ancestry(ABC):
         """A MAD recorder: ``recording()`` context, ``mean()``, ``num_images``."""
 
     @abstractmethod
-    def condense(self,
-                 mad,
-                 num_images: int,
-                 method: str = 'dbscan',
-                 eps: float = 10.,
-                 min_samples: int = 1,
-                 k: Union[int, Sequence[int], None] = None,
-                 centroid: str = 'select',
-                 ffn_clustering: bool = True,
-                 ffn_groups: Optional[Sequence[Sequence[int]]] = None,
-                 settings: Optional[dict] = None):
+    def condense(self, mad, num_images: int, how: 'CondenseSettings'):
         """Steps 2-4: cluster the heads on their MAD, group the FFNs, extract.
 
         Args:
             mad: The MAD the recorder gave.
             num_images (int): Images the MAD was averaged over (recorded).
-            method, eps, min_samples, k: Head clustering (see ``cluster_heads``).
-            centroid (str): 'select' or 'average' (see :func:`pick_heads`).
-            ffn_clustering (bool): False disables FFN grouping (ablation).
-            ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
-            settings (dict, optional): Extra entries recorded in the learngene.
+            how (CondenseSettings): Clustering, FFN grouping and centroids.
         """
 
     @abstractmethod
@@ -88,13 +75,43 @@ def ancestry_for(backbone: nn.Module) -> Ancestry:
                      "to mmvitdyn's ViT first (tools/model_converters/)")
 
 
-def clustering_record(method: str, eps: float, min_samples: int, k, ffn_rule: str,
-                      settings: Optional[dict]) -> dict:
-    """What a learngene's ``settings`` records of steps 2-3 (plus ``settings``)."""
-    record = dict(method=method, ffn_groups=ffn_rule)
-    record.update(dict(eps=eps, min_samples=min_samples) if method == 'dbscan' else dict(k=k))
-    record.update(settings or {})
-    return record
+@dataclass(frozen=True)
+class CondenseSettings:
+    """How steps 2-4 condense an ancestry; checked when made.
+
+    Args:
+        method, eps, min_samples, k: Head clustering (see ``cluster_heads``).
+        centroid (str): 'select' or 'average' (see :func:`pick_heads`).
+        ffn_clustering (bool): False disables FFN grouping (ablation).
+        ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
+        extra (dict, optional): Further entries the learngene records.
+
+    Raises:
+        ValueError: A setting the steps cannot use (named).
+    """
+    method: str = 'dbscan'
+    eps: float = 10.
+    min_samples: int = 1
+    k: Union[int, Sequence[int], None] = None
+    centroid: str = 'select'
+    ffn_clustering: bool = True
+    ffn_groups: Optional[Sequence[Sequence[int]]] = None
+    extra: Optional[dict] = None
+
+    def __post_init__(self):
+        check_clustering_args(self.method, self.eps, self.min_samples, self.k)
+        if self.centroid not in CENTROIDS:
+            raise ValueError(f'centroid={self.centroid!r} is not one of {CENTROIDS}')
+
+    def record(self, ffn_rule: str, num_images: int) -> dict:
+        """What a learngene's ``settings`` records of steps 1-3 (the centroid
+        rule is added by the extract step)."""
+        record = dict(method=self.method, ffn_groups=ffn_rule)
+        record.update(
+            dict(eps=self.eps, min_samples=self.min_samples) if self.method == 'dbscan' else dict(
+                k=self.k))
+        record.update({'num_images': num_images, **(self.extra or {})})
+        return record
 
 
 def clone_state(state: Tensors) -> Tensors:

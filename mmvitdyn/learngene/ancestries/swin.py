@@ -9,7 +9,7 @@ learngene also holds each stage's patch merging, the patch embedding (with
 its norm) and the output norms.
 """
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence, Union
+from typing import Dict, Iterator, List, Optional, Sequence
 
 import torch
 from mmpretrain.models import SwinTransformer
@@ -20,7 +20,7 @@ from ..attention_distance import attention_distance, patch_distances
 from ..ffn_grouping import group_ffns
 from ..file_format import Tensors
 from ..head_clustering import HeadCluster, cluster_heads
-from .base import (CENTROIDS, Ancestry, ancestry_for, clone_state, clustering_record,
+from .base import (CENTROIDS, Ancestry, CondenseSettings, ancestry_for, clone_state,
                    condense_attention, condense_ffns, pick_heads)
 
 # The keys of mmcv's FFN (Linear-GELU-Dropout, Linear) as FFN_KEYS name them.
@@ -160,27 +160,19 @@ class SwinAncestry(Ancestry):
     def recorder(self) -> WindowAttentionDistanceRecorder:
         return WindowAttentionDistanceRecorder(self.backbone)
 
-    def condense(self,
-                 mad: Sequence[torch.Tensor],
-                 num_images: int,
-                 method: str = 'dbscan',
-                 eps: float = 10.,
-                 min_samples: int = 1,
-                 k: Union[int, Sequence[int], None] = None,
-                 centroid: str = 'select',
-                 ffn_clustering: bool = True,
-                 ffn_groups: Optional[Sequence[Sequence[int]]] = None,
-                 settings: Optional[dict] = None) -> SwinLearngene:
+    def condense(self, mad: Sequence[torch.Tensor], num_images: int,
+                 how: CondenseSettings) -> SwinLearngene:
         """See :meth:`Ancestry.condense`, stage by stage: ``mad`` is one
-        (depth, heads) table per stage, ``k`` one value or one per block over
-        all stages; explicit ``ffn_groups`` are refused (a Swin's groups are
+        (depth, heads) table per stage, ``how.k`` one value or one per block
+        over all stages; explicit FFN groups are refused (a Swin's groups are
         found per stage)."""
-        if ffn_groups is not None:
-            raise ValueError(f'ffn_groups={ffn_groups!r}: explicit FFN groups are not supported '
-                             'for a Swin ancestry (its groups are found per stage)')
+        if how.ffn_groups is not None:
+            raise ValueError(f'ffn_groups={how.ffn_groups!r}: explicit FFN groups are not '
+                             'supported for a Swin ancestry (its groups are found per stage)')
         depths = [len(stage.blocks) for stage in self.backbone.stages]
         if len(mad) != len(depths):
             raise ValueError(f'mad has {len(mad)} stage tables, the ancestry {len(depths)} stages')
+        k = how.k
         if k is not None and not isinstance(k, int):
             k = list(k)
             if len(k) != sum(depths):
@@ -189,16 +181,13 @@ class SwinAncestry(Ancestry):
         for stage_mad, depth in zip(mad, depths):
             stage_k = k if k is None or isinstance(k, int) else k[start:start + depth]
             start += depth
-            stage_clusters = cluster_heads(stage_mad, method, eps, min_samples, stage_k)
+            stage_clusters = cluster_heads(stage_mad, how.method, how.eps, how.min_samples, stage_k)
             clusters.append(stage_clusters)
             groups.append(
-                group_ffns([len(c) for c in stage_clusters], stage_mad.shape[1], ffn_clustering))
-        rule = 'adjacent equal counts in a stage' if ffn_clustering else 'disabled'
-        record = clustering_record(method, eps, min_samples, k, rule, {
-            'num_images': num_images,
-            **(settings or {})
-        })
-        return self.extract(mad, clusters, groups, centroid, record)
+                group_ffns([len(c) for c in stage_clusters], stage_mad.shape[1],
+                           how.ffn_clustering))
+        rule = 'adjacent equal counts in a stage' if how.ffn_clustering else 'disabled'
+        return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
 
     @torch.no_grad()
     def extract(self,

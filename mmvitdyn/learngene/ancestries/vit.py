@@ -9,7 +9,7 @@ depth. The baselines' learngenes (whole blocks; TLEG's theta_A and theta_B)
 are read from ViTs too.
 """
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -23,7 +23,7 @@ from ..attention_distance import attention_distance, patch_attention, patch_dist
 from ..ffn_grouping import Groups, group_ffns
 from ..file_format import Tensors
 from ..head_clustering import HeadCluster, cluster_heads
-from .base import (CENTROIDS, Ancestry, ancestry_for, clone_state, clustering_record,
+from .base import (CENTROIDS, Ancestry, CondenseSettings, ancestry_for, clone_state,
                    condense_attention, condense_ffns, substate)
 
 
@@ -169,27 +169,14 @@ class ViTAncestry(Ancestry):
     def recorder(self) -> AttentionDistanceRecorder:
         return AttentionDistanceRecorder(self.backbone)
 
-    def condense(self,
-                 mad: torch.Tensor,
-                 num_images: int,
-                 method: str = 'dbscan',
-                 eps: float = 10.,
-                 min_samples: int = 1,
-                 k: Union[int, Sequence[int], None] = None,
-                 centroid: str = 'select',
-                 ffn_clustering: bool = True,
-                 ffn_groups: Optional[Sequence[Sequence[int]]] = None,
-                 settings: Optional[dict] = None) -> Learngene:
+    def condense(self, mad: torch.Tensor, num_images: int, how: CondenseSettings) -> Learngene:
         """See :meth:`Ancestry.condense`; ``mad`` is (num_layers, num_heads)."""
-        clusters = cluster_heads(mad, method, eps, min_samples, k)
-        groups = group_ffns([len(c) for c in clusters], mad.shape[1], ffn_clustering, ffn_groups)
-        rule = 'explicit' if ffn_groups is not None else (
-            'adjacent equal counts' if ffn_clustering else 'disabled')
-        record = clustering_record(method, eps, min_samples, k, rule, {
-            'num_images': num_images,
-            **(settings or {})
-        })
-        return self.extract(mad, clusters, groups, centroid, record)
+        clusters = cluster_heads(mad, how.method, how.eps, how.min_samples, how.k)
+        groups = group_ffns([len(c) for c in clusters], mad.shape[1], how.ffn_clustering,
+                            how.ffn_groups)
+        rule = 'explicit' if how.ffn_groups is not None else (
+            'adjacent equal counts' if how.ffn_clustering else 'disabled')
+        return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
 
     @torch.no_grad()
     def extract(self,
