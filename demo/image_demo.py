@@ -89,8 +89,13 @@ def seen_image(model, inputs: torch.Tensor) -> np.ndarray:
     if getattr(preprocessor, '_enable_normalize', False):
         inputs = inputs * preprocessor.std.cpu() + preprocessor.mean.cpu()
     image = inputs.clamp(0, 255).byte().permute(1, 2, 0).numpy()
-    # Loaded images are BGR; the preprocessor flips them when its config says so.
-    return image if getattr(preprocessor, '_channel_conversion', False) else image[..., ::-1]
+    # Loaded images are BGR; the preprocessor flips them when its config says so
+    # (mmpretrain keeps that as to_rgb, mmseg as channel_conversion, mmdet as
+    # mmengine's _channel_conversion).
+    flipped = any(
+        getattr(preprocessor, name, False)
+        for name in ('to_rgb', 'channel_conversion', '_channel_conversion'))
+    return image if flipped else image[..., ::-1]
 
 
 class FlopCounts:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG, first_test_images
-from helpers.tools import logged_test_scalars, run_tool
+from helpers.tools import REPO, logged_test_scalars, run_tool
 
 PNG, JPEG = b'\x89PNG\r\n\x1a\n', b'\xff\xd8\xff'
 
@@ -70,3 +70,37 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
     logged = logged_test_scalars(tmp_path / 'test')['act_rate']
     assert rows[0]['activation_rate'] == pytest.approx(logged, abs=1e-6)
     assert rows[0]['prediction'].split()[0] in ('building', 'sky', 'tree', 'road', 'grass')
+
+
+@pytest.mark.parametrize('preprocessor', [
+    dict(type='mmpretrain.ClsDataPreprocessor', mean=[127.5] * 3, std=[127.5] * 3, to_rgb=True),
+    dict(type='mmseg.SegDataPreProcessor', mean=[127.5] * 3, std=[127.5] * 3, bgr_to_rgb=True),
+    dict(type='mmdet.DetDataPreprocessor', mean=[127.5] * 3, std=[127.5] * 3, bgr_to_rgb=True),
+    dict(type='mmpretrain.ClsDataPreprocessor', mean=[0] * 3, std=[1] * 3, to_rgb=False),
+])
+def test_the_drawn_input_is_the_image_file_s_pixels(preprocessor, tmp_path):
+    """A loaded image (BGR, as mmcv reads files) through each task's preprocessor,
+    turned back into a picture: the file's RGB pixels, whatever the channel setting."""
+    import mmcv
+    import numpy as np
+    import torch
+    from mmengine.registry import MODELS
+
+    rgb = np.random.default_rng(0).integers(0, 256, (8, 12, 3), dtype=np.uint8)
+    mmcv.imwrite(rgb[..., ::-1], str(tmp_path / 'image.png'))  # imwrite takes BGR
+    loaded = mmcv.imread(str(tmp_path / 'image.png'))
+    demo = load_demo()
+    model = torch.nn.Module()
+    model.data_preprocessor = MODELS.build(preprocessor)
+    inputs = model.data_preprocessor(
+        dict(inputs=[torch.from_numpy(loaded).permute(2, 0, 1).contiguous()]))['inputs'][0]
+    assert np.array_equal(demo.seen_image(model, inputs), rgb)
+
+
+def load_demo():
+    import importlib.util
+    file = REPO / 'demo/image_demo.py'
+    spec = importlib.util.spec_from_file_location('image_demo', file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
