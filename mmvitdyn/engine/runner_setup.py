@@ -4,7 +4,7 @@ mmseg configs alike (chosen by the config's ``default_scope``)."""
 import os
 import os.path as osp
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from mmengine.config import Config
 from mmengine.device import get_device
@@ -12,7 +12,7 @@ from mmengine.registry import MODELS, RUNNERS
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
-from ..utils import WorkDirLock
+from ..utils import WorkDirLock, is_local_path
 from .distributed import default_model_wrapper, init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
@@ -180,6 +180,48 @@ def check_schedule(cfg: Config) -> None:
                 f'(train_cfg.{field} > {begin}) or move the schedule (param_scheduler.{index}.begin'
                 f'{"" if "end" not in scheduler else f", param_scheduler.{index}.end"}, and the '
                 'warm-up before it)')
+
+
+# Checkpoints the configs name -> the command that makes one ({out}: the path).
+KNOWN_CHECKPOINTS = {
+    'vit-base-p16_in21k.pth': ('python tools/model_converters/timm2mmvitdyn.py '
+                               'jx_vit_base_patch16_224_in21k-e5005f0a.pth {out} (the '
+                               'ImageNet-21k ViT-B/16 of the DyT configs)'),
+}
+
+
+def pretrained_checkpoints(node, field: str = 'model') -> Iterator[Tuple[str, str]]:
+    """(field, checkpoint) of every ``init_cfg`` of type Pretrained under ``node``."""
+    if isinstance(node, dict):
+        init_cfg = node.get('init_cfg')
+        for cfg in init_cfg if isinstance(init_cfg, list) else [init_cfg]:
+            if isinstance(cfg, dict) and cfg.get('type') == 'Pretrained' and cfg.get('checkpoint'):
+                yield f'{field}.init_cfg.checkpoint', cfg['checkpoint']
+        for key, value in node.items():
+            if key != 'init_cfg':
+                yield from pretrained_checkpoints(value, f'{field}.{key}')
+    elif isinstance(node, (list, tuple)):
+        for index, value in enumerate(node):
+            yield from pretrained_checkpoints(value, f'{field}[{index}]')
+
+
+def check_pretrained_checkpoints(cfg: Config) -> None:
+    """Refuse a local pretrained checkpoint that does not exist, before training
+    builds the model (where ``init_weights`` would raise a bare
+    ``FileNotFoundError``; testing a trained checkpoint does not read it).
+
+    Raises:
+        SetupError: Naming the field, the file and how to make it.
+    """
+    for field, checkpoint in pretrained_checkpoints(cfg.get('model')):
+        if is_local_path(checkpoint) and not osp.isfile(checkpoint):
+            example = KNOWN_CHECKPOINTS.get(osp.basename(checkpoint))
+            raise SetupError(
+                f'{field}={checkpoint!r} does not exist (relative to {os.getcwd()}). Convert '
+                'the weights once to that path with tools/model_converters/ (timm2mmvitdyn.py '
+                'for timm .pth and Google .npz files, mmpretrain2mmvitdyn.py, dyt2mmvitdyn.py)' +
+                (f', e.g. {example.format(out=checkpoint)}' if example else '') +
+                f', or set {field} to the file you have')
 
 
 def build_runner(cfg: Config) -> Runner:

@@ -115,6 +115,12 @@ SHORT_RUN = ('param_scheduler[1] (CosineAnnealingLR) begins at epoch 1 and ends 
         # A 1-epoch run under the digits DyT config's 1-epoch warm-up: mmengine would
         # say only "end should be larger than begin".
         ([DYT_DIGITS_CFG, '--cfg-options', 'train_cfg.max_epochs=1'], SHORT_RUN),
+        # The configs' pretrained ViT-B file, not converted yet.
+        ([
+            DYT_DIGITS_CFG, '--cfg-options', 'model.backbone.init_cfg.type=Pretrained',
+            'model.backbone.init_cfg.checkpoint=checkpoints/vit-base-p16_in21k.pth'
+        ], 'e.g. python tools/model_converters/timm2mmvitdyn.py '
+         'jx_vit_base_patch16_224_in21k-e5005f0a.pth checkpoints/vit-base-p16_in21k.pth'),
     ])
 def test_clear_errors(data_workspace, args, message):
     proc = run_tool(['train.py', *args], data_workspace, check=False)
