@@ -1,7 +1,8 @@
 """Evaluate a checkpoint with an mmpretrain, mmdet or mmseg config.
 
     python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
-                         [--show-dir DIR] [--cfg-options k=v ...] [--launcher ...]
+                         [--show-dir DIR [--show-interval N]] [--cfg-options k=v ...]
+                         [--launcher ...]
                          [--trust-checkpoint [PATH ...]]
 """
 import argparse
@@ -22,6 +23,11 @@ def parse_args(argv=None):
     parser.add_argument('--work-dir', help='directory for the evaluation logs')
     parser.add_argument('--out', help='also dump the predictions to this .pkl file')
     parser.add_argument('--show-dir', help='draw the predictions into this directory')
+    parser.add_argument(
+        '--show-interval',
+        type=int,
+        default=1,
+        help='with --show-dir, draw every N-th test batch (default: every image)')
     add_runner_arguments(parser, 'test_dataloader.batch_size=1')
     args = parse_runner_arguments(parser, argv)
     return parser, args
@@ -38,7 +44,7 @@ def main(argv=None):
             set_work_dir(cfg, args.work_dir, args.config)
             cfg.load_from = args.checkpoint
             if args.show_dir:
-                enable_visualization(cfg, args.show_dir)
+                enable_visualization(cfg, args.show_dir, args.show_interval)
             if args.out:
                 add_dump_results(cfg, args.out)
             runner = build_runner(cfg)

@@ -112,13 +112,16 @@ def make_resumable(cfg: Config) -> None:
         cfg.custom_hooks = hooks + [dict(type='EpochSeedHook')]
 
 
-def enable_visualization(cfg: Config, show_dir: str) -> None:
-    """Draw predictions of the test set into ``show_dir``."""
+def enable_visualization(cfg: Config, show_dir: str, interval: int = 1) -> None:
+    """Draw predictions of the test set into ``show_dir``: every ``interval``-th
+    batch (1: every image; the hooks' own defaults draw one batch in 50 or more)."""
     scope = SCOPES[cfg.default_scope]
     hook = cfg.default_hooks.get('visualization')
     if hook is None:
         raise SetupError('--show-dir needs default_hooks.visualization in the config')
-    hook.update(scope['vis_on'])
+    if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+        raise SetupError(f'--show-interval {interval!r} must be an int >= 1')
+    hook.update(scope['vis_on'], interval=interval)
     if scope['vis_dir_key']:
         hook[scope['vis_dir_key']] = show_dir
     else:
