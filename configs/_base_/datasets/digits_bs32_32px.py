@@ -23,8 +23,11 @@ train_pipeline = [
         aspect_ratio_range=(0.9, 1.1)),
     dict(type='PackInputs'),
 ]
+# Every test image is brought to the model's 32x32 (a larger image would
+# otherwise zero-pad its whole batch).
 test_pipeline = [
     dict(type='LoadImageFromFile'),
+    dict(type='Resize', scale=(32, 32)),
     dict(type='PackInputs'),
 ]
 
