@@ -59,6 +59,10 @@ def test_vitdet_coco_builds_through_tools_train(tmp_path):
         (coco / folder).mkdir(parents=True)
     for split in ('train', 'val'):
         (coco / f'annotations/instances_{split}2017.json').write_text('{}')
+    # The pretrained file the config names, likewise: tools/train.py checks that it
+    # exists, init_weights (the first step) would read it.
+    (tmp_path / 'checkpoints').mkdir()
+    (tmp_path / 'checkpoints/vit-base-p16_in21k.pth').touch()
     # AMP (the config's AmpOptimWrapper) needs a GPU: on the CPU, as tools/train.py advises.
     args = [
         REPO / 'tools/train.py',
