@@ -7,8 +7,9 @@ annotation file, mmseg's ``LoadAnnotations`` a Pillow ``OSError`` (or
 mmcv's ``LoadImageFromFile`` OpenCV's ``!buf.empty()`` for an empty image.
 :class:`NameFilesOnError` wraps a data set's two reading steps and, when one
 fails because of a file, raises :class:`DataFileError` naming it; other
-errors pass through unchanged. The configs of the generated and the real
-data sets use the registered subclasses below.
+errors pass through unchanged. The registered subclasses below, which the
+configs of the generated and the real data sets use, also check their
+annotations (:mod:`.annotation_checks`).
 """
 from typing import Optional
 
@@ -18,6 +19,8 @@ from mmengine import fileio
 from mmengine.registry import DATASETS
 from mmpretrain.datasets import CustomDataset
 from mmseg.datasets import ADE20KDataset
+
+from .annotation_checks import AnnotationError, CheckClassLabels, CheckCocoRecords, CheckSegLabels
 
 # The per-sample files of mmpretrain, mmdet and mmseg data infos.
 FILE_KEYS = ('img_path', 'seg_map_path')
@@ -48,7 +51,8 @@ class NameFilesOnError:
     """Mixin for mmengine ``BaseDataset`` subclasses (put it first).
 
     - ``load_data_list``: an error while reading ``ann_file`` becomes a
-      :class:`DataFileError` naming the file and the original error.
+      :class:`DataFileError` naming the file and the original error (an
+      :class:`AnnotationError`, which names it already, passes unchanged).
     - ``prepare_data``: when the pipeline fails, the sample's files
       (``img_path``, ``seg_map_path``) are decoded; the first that cannot be
       is named in a :class:`DataFileError`. If all decode, the pipeline's
@@ -58,6 +62,8 @@ class NameFilesOnError:
     def load_data_list(self):
         try:
             return super().load_data_list()
+        except AnnotationError:
+            raise
         except Exception as err:
             if not self.ann_file:
                 raise
@@ -78,15 +84,18 @@ class NameFilesOnError:
 
 
 @DATASETS.register_module()
-class FileCheckedCustomDataset(NameFilesOnError, CustomDataset):
-    """mmpretrain's ``CustomDataset`` whose errors name unreadable files."""
+class FileCheckedCustomDataset(CheckClassLabels, NameFilesOnError, CustomDataset):
+    """mmpretrain's ``CustomDataset`` whose errors name unreadable files and
+    labels outside the classes (``num_classes``: see :class:`CheckClassLabels`)."""
 
 
 @DATASETS.register_module()
-class FileCheckedCocoDataset(NameFilesOnError, CocoDataset):
-    """mmdet's ``CocoDataset`` whose errors name unreadable files."""
+class FileCheckedCocoDataset(CheckCocoRecords, NameFilesOnError, CocoDataset):
+    """mmdet's ``CocoDataset`` whose errors name unreadable files and
+    unusable annotations (:class:`CheckCocoRecords`)."""
 
 
 @DATASETS.register_module()
-class FileCheckedADE20KDataset(NameFilesOnError, ADE20KDataset):
-    """mmseg's ``ADE20KDataset`` whose errors name unreadable files."""
+class FileCheckedADE20KDataset(CheckSegLabels, NameFilesOnError, ADE20KDataset):
+    """mmseg's ``ADE20KDataset`` whose errors name unreadable files and
+    unusable label maps (:class:`CheckSegLabels`)."""

@@ -4,16 +4,19 @@
 # the paper does. mmpretrain has no iNaturalist type: the images are read with
 # list files of "train_val2019/<...>.jpg <category_id>" lines written from the
 # competition's train2019.json / val2019.json (see the data-root error for the
-# layout), by the CustomDataset whose errors name unreadable files.
+# layout), by the CustomDataset whose errors name unreadable files and labels
+# outside 0..num_classes-1.
 _base_ = ['./imagenet_bs64_224.py']
 
-data_preprocessor = dict(num_classes=1010)
+num_classes = 1010
+data_preprocessor = dict(num_classes=num_classes)
 train_dataloader = dict(
     dataset=dict(
         _delete_=True,
         type='FileCheckedCustomDataset',
         data_root='data/inat2019',
         ann_file='meta/train2019.txt',
+        num_classes=num_classes,
         pipeline={{_base_.train_pipeline}}))
 val_dataloader = dict(
     dataset=dict(
@@ -21,5 +24,6 @@ val_dataloader = dict(
         type='FileCheckedCustomDataset',
         data_root='data/inat2019',
         ann_file='meta/val2019.txt',
+        num_classes=num_classes,
         pipeline={{_base_.test_pipeline}}))
 test_dataloader = val_dataloader

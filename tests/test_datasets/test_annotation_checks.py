@@ -1,0 +1,291 @@
+"""Bad annotations stop with an error naming the file and the record."""
+import json
+import logging
+
+import cv2
+import numpy as np
+import pytest
+from mmengine.logging import MMLogger
+from mmengine.registry import DATASETS, DefaultScope
+
+import mmvitdyn  # noqa: F401 (registers the data sets)
+from mmvitdyn.datasets import AnnotationError
+from mmvitdyn.datasets.data_roots import DATALOADERS
+
+
+def build(scope: str, **cfg):
+    with DefaultScope.overwrite_default_scope(scope):
+        return DATASETS.build(cfg)
+
+
+@pytest.fixture
+def warnings_logged():
+    """The messages of the warnings MMLogger logs during the test."""
+    messages = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = MMLogger.get_current_instance()
+    logger.addHandler(handler)
+    yield messages
+    logger.removeHandler(handler)
+
+
+# Classification: a list file of "path label" lines.
+
+
+def list_file(root, labels) -> str:
+    """Tiny images 0.png, 1.png, ... and a list file naming them with ``labels``."""
+    for i in range(len(labels)):
+        cv2.imwrite(str(root / f'{i}.png'), np.full((4, 4, 3), 10 * i, np.uint8))
+    ann_file = root / 'list.txt'
+    ann_file.write_text(''.join(f'{i}.png {label}\n' for i, label in enumerate(labels)))
+    return str(ann_file)
+
+
+def classification_set(root, ann_file, **kwargs):
+    return build(
+        'mmpretrain',
+        type='FileCheckedCustomDataset',
+        data_root=str(root),
+        ann_file=ann_file,
+        pipeline=[dict(type='LoadImageFromFile')],
+        **kwargs)
+
+
+TEN = dict(metainfo=dict(classes=[str(i) for i in range(10)]))
+
+
+@pytest.mark.parametrize('label', [99, 10, -1])
+@pytest.mark.parametrize('classes', [TEN, dict(num_classes=10)], ids=['metainfo', 'num_classes'])
+def test_a_label_outside_the_classes_names_the_file_and_the_line(tmp_path, label, classes):
+    ann_file = list_file(tmp_path, [3, 9, label, 0])
+    image = tmp_path / '2.png'
+    with pytest.raises(AnnotationError) as info:
+        classification_set(tmp_path, ann_file, **classes)
+    assert str(info.value) == (f'annotation file {ann_file}: 1 labels outside 0..9 (10 classes): '
+                               f'line 3 ({image} {label})')
+
+
+def test_without_a_class_count_a_negative_label_is_refused(tmp_path):
+    ann_file = list_file(tmp_path, [0, -1, 5, -2])
+    with pytest.raises(
+            AnnotationError,
+            match=f'{ann_file}: 2 labels outside a label >= 0 '
+            r'\(num_classes not given\): line 2 \(.*1.png -1\), line 4 '):
+        classification_set(tmp_path, ann_file)
+
+
+def test_labels_in_range_load(tmp_path):
+    dataset = classification_set(tmp_path, list_file(tmp_path, [0, 9, 4]), num_classes=10)
+    assert [dataset.get_data_info(i)['gt_label'] for i in range(3)] == [0, 9, 4]
+
+
+def test_num_classes_must_agree_with_metainfo(tmp_path):
+    with pytest.raises(ValueError, match='num_classes 12 differs from the 10 classes'):
+        classification_set(tmp_path, list_file(tmp_path, [0]), num_classes=12, **TEN)
+
+
+def test_an_empty_list_file_is_named(tmp_path):
+    ann_file = tmp_path / 'list.txt'
+    ann_file.write_text('')
+    with pytest.raises(AnnotationError, match=f'^annotation file {ann_file} lists no sample$'):
+        classification_set(tmp_path, str(ann_file), **TEN)
+
+
+# Segmentation: ADE20K layout, images/ and annotations/ with the same stems.
+
+
+def segmentation_set(root, label_map: np.ndarray, **kwargs):
+    """A one-sample ADE20K-layout set whose label map (uint8, uint16, or with
+    channels) is ``label_map``; its test pipeline loads and packs it."""
+    for folder in ('images/validation', 'annotations/validation'):
+        (root / folder).mkdir(parents=True)
+    cv2.imwrite(str(root / 'images/validation/a.jpg'), np.zeros((*label_map.shape[:2], 3)))
+    cv2.imwrite(str(root / 'annotations/validation/a.png'), label_map)
+    pipeline = [
+        dict(type='LoadImageFromFile'),
+        dict(type='LoadAnnotations'),
+        dict(type='PackSegInputs')
+    ]
+    return build(
+        'mmseg',
+        type='FileCheckedADE20KDataset',
+        data_root=str(root),
+        data_prefix=dict(img_path='images/validation', seg_map_path='annotations/validation'),
+        pipeline=pipeline,
+        **kwargs)
+
+
+def label_values(size=(6, 8), values=(0, 1, 2, 3)) -> np.ndarray:
+    """A (H, W) uint8 map cycling through ``values``."""
+    return np.resize(np.array(values, np.uint8), size)
+
+
+THREE_ADE = dict(metainfo=dict(classes=('wall', 'building', 'sky')))  # ADE20K's first three
+
+
+def test_a_valid_label_map_loads_reduced(tmp_path):
+    dataset = segmentation_set(tmp_path, label_values(), **THREE_ADE)
+    seg = dataset[0]['data_samples'].gt_sem_seg.data
+    expected = np.resize(np.array([255, 0, 1, 2]), (1, 6, 8))  # file v -> v - 1, 0 -> 255
+    assert seg.shape == (1, 6, 8) and (seg.numpy() == expected).all()
+
+
+REDUCED = (', as loaded after reduce_zero_label (file value v becomes v - 1, and 0 becomes 255) '
+           'and the class map of metainfo')
+
+
+@pytest.mark.parametrize(
+    'kwargs,value,named', [
+        (THREE_ADE, 200, f'[199] outside 0..2 (3 classes) and ignore_index 255{REDUCED}'),
+        (dict(reduce_zero_label=False), 150,
+         '[150] outside 0..149 (150 classes) and ignore_index 255'),
+    ],
+    ids=['reduced-class-map', 'plain'])
+def test_a_label_outside_the_classes_names_the_map_and_the_values(tmp_path, kwargs, value, named):
+    dataset = segmentation_set(tmp_path, label_values(values=(1, 2, value)), **kwargs)
+    path = tmp_path / 'annotations/validation/a.png'
+    with pytest.raises(AnnotationError) as info:
+        dataset[0]
+    assert str(info.value) == f'label map {path} holds label values {named}'
+
+
+def test_a_16_bit_label_map_is_refused_with_its_wide_values(tmp_path):
+    label_map = label_values(values=(1, 2)).astype(np.uint16)
+    label_map[0, :2] = 300, 258  # would become 44 and 2, both valid classes
+    dataset = segmentation_set(tmp_path, label_map)
+    path = tmp_path / 'annotations/validation/a.png'
+    with pytest.raises(
+            AnnotationError,
+            match=f'^label map {path} cannot be used: its I;16 '
+            r'values \[258, 300\] do not fit in 0..255'):
+        dataset[0]
+
+
+def test_an_rgb_label_map_is_refused(tmp_path):
+    dataset = segmentation_set(tmp_path, np.stack([label_values()] * 3, axis=-1))
+    path = tmp_path / 'annotations/validation/a.png'
+    with pytest.raises(
+            AnnotationError,
+            match=f'^label map {path} cannot be used: it has 3 channels \\(RGB\\)'):
+        dataset[0]
+
+
+# Detection: a COCO json with images of 20 x 30 pixels.
+
+
+def coco_json(root, annotations, images=None, name='ann.json') -> str:
+    """A COCO file with categories circle (1) and square (2); images
+    default to one declared 20 x 30 (a.jpg), written to ``root/img``."""
+    (root / 'img').mkdir(exist_ok=True)
+    cv2.imwrite(str(root / 'img/a.jpg'), np.zeros((20, 30, 3), np.uint8))
+    images = [dict(id=1, file_name='a.jpg', height=20, width=30)] if images is None else images
+    categories = [dict(id=1, name='circle'), dict(id=2, name='square')]
+    ann_file = root / name
+    ann_file.write_text(
+        json.dumps(dict(images=images, annotations=annotations, categories=categories)))
+    return str(ann_file)
+
+
+def annotation(ann_id, category_id=1, bbox=(2, 2, 10, 8), area=80, **extra) -> dict:
+    return dict(id=ann_id, image_id=1, category_id=category_id, bbox=list(bbox), area=area, **extra)
+
+
+def detection_set(root, ann_file, classes=('circle', 'square'), test_mode=True):
+    pipeline = [
+        dict(type='LoadImageFromFile'),
+        dict(type='LoadAnnotations', with_bbox=True),
+        dict(type='PackDetInputs')
+    ]
+    return build(
+        'mmdet',
+        type='FileCheckedCocoDataset',
+        data_root=str(root),
+        ann_file=ann_file,
+        data_prefix=dict(img='img/'),
+        metainfo=dict(classes=classes),
+        filter_cfg=dict(filter_empty_gt=True, min_size=4),
+        test_mode=test_mode,
+        pipeline=pipeline)
+
+
+@pytest.mark.parametrize(
+    'bad,problem', [
+        (annotation(12, category_id=7), r"has category_id 7, not among the file's category ids "
+         r'\[1, 2\]'),
+        (annotation(12, bbox=(2, float('nan'), 10, 8)), r'has bbox \[2, nan, 10, 8\]'),
+        (annotation(12, bbox=(2, 2, 10)), r'has bbox \[2, 2, 10\]'),
+    ],
+    ids=['unknown-category', 'nan-box', 'three-number-box'])
+def test_an_unusable_annotation_names_the_file_image_and_record(tmp_path, bad, problem):
+    ann_file = coco_json(tmp_path, [annotation(11), bad])
+    with pytest.raises(
+            AnnotationError,
+            match=f'^annotation file {ann_file}, image id 1 '
+            rf'\(a.jpg\): annotation id 12 {problem}'):
+        detection_set(tmp_path, ann_file)
+
+
+def test_a_declared_size_unlike_the_file_is_named(tmp_path):
+    ann_file = coco_json(
+        tmp_path, [annotation(11)], images=[dict(id=1, file_name='a.jpg', height=40, width=30)])
+    dataset = detection_set(tmp_path, ann_file)
+    with pytest.raises(
+            AnnotationError,
+            match=f'^annotation file {ann_file}, image id 1 '
+            rf'\({tmp_path}/img/a.jpg\): declared height x width 40 x 30, but the '
+            'file decodes to 20 x 30$'):
+        dataset[0]
+
+
+@pytest.mark.parametrize('test_mode', [True, False])
+def test_a_file_without_images_is_named(tmp_path, test_mode):
+    ann_file = coco_json(tmp_path, [], images=[])
+    with pytest.raises(AnnotationError, match=f'^annotation file {ann_file} lists no image$'):
+        detection_set(tmp_path, ann_file, test_mode=test_mode)
+
+
+def test_a_training_file_without_annotations_is_named(tmp_path):
+    ann_file = coco_json(tmp_path, [])
+    with pytest.raises(
+            AnnotationError,
+            match=f'^annotation file {ann_file}: filter_cfg .* '
+            'leaves none of its 1 images'):
+        detection_set(tmp_path, ann_file, test_mode=False)
+
+
+def test_categories_left_out_of_the_classes_give_one_warning(tmp_path, warnings_logged):
+    squares = [annotation(i, category_id=2) for i in (12, 13, 14)]
+    ann_file = coco_json(tmp_path, [annotation(11), *squares])
+    dataset = detection_set(tmp_path, ann_file, classes=('circle', ))
+    assert warnings_logged == [
+        f'annotation file {ann_file}: 3 annotations of category ids [2], '
+        'which metainfo classes leave out, are not used'
+    ]
+    assert len(dataset[0]['data_samples'].gt_instances) == 1
+
+
+def test_mmdets_deliberate_skips_stay_silent(tmp_path, warnings_logged):
+    """Crowd, zero-area and out-of-image boxes: mmdet's own rules, no error or warning."""
+    kept = [annotation(11), annotation(12, iscrowd=1)]
+    skipped = [annotation(13, bbox=(2, 2, 0, 8), area=0), annotation(14, bbox=(40, 2, 5, 5))]
+    dataset = detection_set(tmp_path, coco_json(tmp_path, kept + skipped))
+    instances = dataset[0]['data_samples']
+    assert len(instances.gt_instances) + len(instances.ignored_instances) == len(kept)
+    assert warnings_logged == []
+
+
+# The generated data sets of the configs pass every check.
+
+
+@pytest.mark.parametrize('name,folder,scope', [('digits_bs32_32px', 'digits', 'mmpretrain'),
+                                               ('coco_shapes_instance', 'coco_shapes', 'mmdet'),
+                                               ('ade_shapes', 'ade_shapes', 'mmseg')])
+def test_the_generated_sets_pass_silently(dataset_config, data_workspace, warnings_logged, name,
+                                          folder, scope):
+    cfg = dataset_config(name, data_workspace / 'data' / folder)
+    for loader in DATALOADERS:
+        dataset = build(scope, **cfg[loader].dataset)
+        for i in range(len(dataset)):
+            dataset[i]
+    assert warnings_logged == []
