@@ -9,7 +9,7 @@ import pytest
 import torch
 from mmengine.logging import MMLogger
 
-from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG
+from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG, RANDOM_FROZEN
 from helpers.tools import run_tool
 
 
@@ -47,7 +47,7 @@ def dyt_digits_checkpoint(data_workspace, tmp_path_factory) -> str:
     """The digits DyT classifier after 2 short epochs (8 iterations)."""
     return train_briefly(DYT_DIGITS_CFG, [
         'train_cfg.max_epochs=2', 'train_cfg.val_interval=100',
-        'train_dataloader.dataset.indices=128'
+        'train_dataloader.dataset.indices=128', RANDOM_FROZEN
     ], data_workspace, tmp_path_factory.mktemp('dyt-digits'))
 
 

@@ -1,9 +1,10 @@
 # The ViTDet DyT recipe of mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py shrunk to the
 # generated COCO-format shapes (128x128 images) for tests and the CPU demo: a 4-block, 64-wide ViT
 # with 16x16 patches (an 8x8 grid), 4x4 windows with global attention in blocks 1 and 3, MLP
-# dispatch and adapters of d = 16, narrow heads. The backbone starts random (frozen as in DyT); give
-# a checkpoint of the same shape with --cfg-options model.backbone.init_cfg.type=Pretrained
-# model.backbone.init_cfg.checkpoint=PATH.
+# dispatch and adapters of d = 16, narrow heads. The backbone starts random and
+# frozen on purpose (allow_random_frozen=True: no pretrained ViT of this shape exists); to start
+# from a checkpoint of the same shape: --cfg-options model.backbone.init_cfg.type=Pretrained
+# model.backbone.init_cfg.checkpoint=PATH model.backbone.allow_random_frozen=False.
 _base_ = [
     '../_base_/models/mask-rcnn_dyt-vitdet-b-d128_simple-fpn.py',
     '../_base_/datasets/coco_shapes_instance.py',
@@ -25,7 +26,8 @@ model = dict(
         input_size=128,
         drop_path_rate=0.0,
         adapter_cfg=dict(bottleneck=16),
-        init_cfg=None),
+        init_cfg=None,
+        allow_random_frozen=True),
     neck=dict(in_channels=width, out_channels=width),
     rpn_head=dict(in_channels=width, feat_channels=width),
     roi_head=dict(

@@ -1,9 +1,11 @@
 # The DyT UperNet recipe of upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py shrunk to the
 # generated ADE20K-layout shapes (128x128 images) for tests and the CPU demo: a 4-block, 64-wide ViT
 # with 16x16 patches, every block's map to the neck, MLP dispatch and adapters of d = 16, narrow
-# heads with BN, and a sliding window test of 96x96 crops (4 per image). The backbone starts random
-# (frozen as in DyT); give a checkpoint with --cfg-options model.backbone.init_cfg.type=Pretrained
-# model.backbone.init_cfg.checkpoint=PATH.
+# heads with BN, and a sliding window test of 96x96 crops (4 per image). The backbone starts
+# random and frozen on purpose (allow_random_frozen=True: no pretrained ViT of this shape
+# exists); to start from a checkpoint of the same shape: --cfg-options
+# model.backbone.init_cfg.type=Pretrained model.backbone.init_cfg.checkpoint=PATH
+# model.backbone.allow_random_frozen=False.
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_mln.py',
     '../_base_/datasets/ade_shapes.py',
@@ -25,7 +27,8 @@ model = dict(
         out_indices=(0, 1, 2, 3),
         drop_path_rate=0.0,
         adapter_cfg=dict(bottleneck=16),
-        init_cfg=None),
+        init_cfg=None,
+        allow_random_frozen=True),
     neck=dict(in_channels=[width] * 4, out_channels=width),
     decode_head=dict(in_channels=[width] * 4, channels=width, num_classes=5, norm_cfg=norm_cfg),
     auxiliary_head=dict(in_channels=width, channels=32, num_classes=5, norm_cfg=norm_cfg),

@@ -20,6 +20,13 @@ def check_int(value,
     return value
 
 
+def check_bool(value, field: str) -> bool:
+    """``value`` if it is a bool (``1`` or ``'true'`` are refused)."""
+    if not isinstance(value, bool):
+        raise ValueError(f'{field}={value!r} must be True or False')
+    return value
+
+
 def check_number(value,
                  field: str,
                  low: Optional[float] = None,

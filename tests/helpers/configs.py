@@ -12,6 +12,9 @@ DYT_DIGITS_CFG = REPO / 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
 DYT_COCO_CFG = REPO / 'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py'
 DYT_ADE_CFG = REPO / 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
 DYT_CONFIG_DIR = REPO / 'configs/dyt'
+# The option that lets a test train a config's frozen ViT on random weights (the
+# digits DyT configs expect a trained ViT as load_from).
+RANDOM_FROZEN = 'model.backbone.allow_random_frozen=True'
 
 
 @functools.lru_cache(maxsize=None)

@@ -2,13 +2,16 @@
 
 One setting for every test: 3 blocks of 4 heads of 8 dims on 32 x 32 images in
 8 x 8 patches, a 4 x 4 grid (17 tokens with the class token). A test that
-needs another shape overrides one argument and says why.
+needs another shape overrides one argument and says why. Backbones with
+frozen weights (AdapterViT and its subclasses) train on random ones on
+purpose: ``allow_random_frozen=True`` unless a test says otherwise.
 """
 from typing import Tuple, Union
 
 import torch
+from mmengine.registry import MODELS
 
-from mmvitdyn.models import ViT
+from mmvitdyn.models import AdapterViT, ViT
 
 TINY_ARCH = dict(embed_dims=32, num_layers=3, num_heads=4, feedforward_channels=64)
 IMG_SIZE, PATCH_SIZE = 32, 8
@@ -22,8 +25,14 @@ def tiny_backbone_cfg(type: str = 'ViT', **kwargs) -> dict:
         'arch': dict(TINY_ARCH),
         'img_size': IMG_SIZE,
         'patch_size': PATCH_SIZE,
+        **random_frozen(MODELS.get(type)),
         **kwargs
     }
+
+
+def random_frozen(model_cls) -> dict:
+    """``allow_random_frozen=True`` for a backbone class with frozen weights."""
+    return dict(allow_random_frozen=True) if issubclass(model_cls, AdapterViT) else {}
 
 
 def tiny(model_cls=ViT, seed: int = 0, **kwargs):
@@ -31,12 +40,14 @@ def tiny(model_cls=ViT, seed: int = 0, **kwargs):
     initialised (``init_weights``) from ``seed``, in eval mode; ``kwargs``
     add or override arguments."""
     torch.manual_seed(seed)
-    model = model_cls(**{
-        'arch': dict(TINY_ARCH),
-        'img_size': IMG_SIZE,
-        'patch_size': PATCH_SIZE,
-        **kwargs
-    })
+    model = model_cls(
+        **{
+            'arch': dict(TINY_ARCH),
+            'img_size': IMG_SIZE,
+            'patch_size': PATCH_SIZE,
+            **random_frozen(model_cls),
+            **kwargs
+        })
     model.init_weights()
     return model.eval()
 

@@ -433,7 +433,8 @@ def build_train_step(args, name: str) -> TrainStep:
                 img_size=args.img_size,
                 patch_size=args.patch_size,
                 dispatch=mode['dispatch'],
-                adapter_cfg=dict(bottleneck=args.adapter_dim)),
+                adapter_cfg=dict(bottleneck=args.adapter_dim),
+                allow_random_frozen=True),  # time and memory do not depend on the weights
             head=dict(
                 type='LinearClsHead',
                 num_classes=100,

@@ -436,3 +436,9 @@ class DyTLearngeneViT(LearngeneViT, DyTViT):
     dispatchers and, with ``freeze_pretrained=True``, trains only them.
     Arguments are those of both classes.
     """
+
+    def inherit_from(self, learngene: AnyLearngene) -> None:
+        """See :meth:`LearngeneViT.inherit_from`; the inherited weights are
+        the frozen ones (training needs no checkpoint)."""
+        super().inherit_from(learngene)
+        self.frozen_weights_from = 'its learngene'

@@ -5,7 +5,7 @@ import torch
 from mmengine.registry import MODELS
 from torch import nn
 
-from ...utils import check_int, check_number
+from ...utils import check_bool, check_int, check_number
 from ..layers import AdapterBlock, is_dyt_param, supplied_head_name
 from ..layers.adapter import ADAPTER_LAYER_NORMS, LEARNABLE_SCALE
 from .vit import ViT
@@ -67,6 +67,12 @@ class AdapterViT(ViT):
             'norm', 'blocks.11') that train although frozen otherwise; tied
             heads are named as the attention tensors they stand for
             (``blocks.1.attn.qkv``).
+        allow_random_frozen (bool): Train with frozen weights that no
+            checkpoint filled (their random initialisation), e.g. in tests.
+            Otherwise a training forward with ``freeze_pretrained`` raises
+            until a checkpoint loaded them (``init_cfg``, the Runner's
+            ``load_from`` or ``resume``, any ``load_state_dict``). Defaults to
+            False.
         block_fn (callable): Builds the blocks; takes ``adapter_cfg``.
             Defaults to :class:`~mmvitdyn.models.layers.AdapterBlock`.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
@@ -79,6 +85,7 @@ class AdapterViT(ViT):
                      bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
                  freeze_pretrained: bool = True,
                  unfreeze: Sequence[str] = (),
+                 allow_random_frozen: bool = False,
                  block_fn: Callable[..., nn.Module] = AdapterBlock,
                  layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
@@ -94,8 +101,10 @@ class AdapterViT(ViT):
         self.adapter_cfg = adapter_cfg
         self.freeze_pretrained = freeze_pretrained
         self.unfreeze = unfreeze
+        self.allow_random_frozen = check_bool(allow_random_frozen, 'allow_random_frozen')
         if freeze_pretrained:
             self._freeze()
+        self._register_load_state_dict_pre_hook(self._note_frozen_weights)
 
     @staticmethod
     def check_unfreeze(unfreeze: Sequence[str]) -> Tuple[str, ...]:
@@ -122,15 +131,42 @@ class AdapterViT(ViT):
         selection needs; until then a training forward that needs them raises."""
         self.objective = owner
 
+    # What filled the frozen weights (a checkpoint, a learngene); None while
+    # they are random.
+    frozen_weights_from: Optional[str] = None
+
+    def _note_frozen_weights(self, state_dict, prefix, *args, **kwargs) -> None:
+        """Load-state-dict pre-hook: record that a state dict holding frozen
+        weights of this backbone is being loaded into it."""
+        if any(prefix + name in state_dict for name, param in self.named_parameters()
+               if not param.requires_grad):
+            self.frozen_weights_from = 'a state dict'
+
+    def check_frozen_weights(self) -> None:
+        """Raise ``RuntimeError`` if frozen weights are still random (see
+        ``allow_random_frozen``)."""
+        if (self.freeze_pretrained and self.frozen_weights_from is None
+                and not self.allow_random_frozen):
+            raise RuntimeError(
+                f'{type(self).__name__} would tune its adapters on frozen weights that no '
+                'checkpoint filled (their random initialisation): give it pretrained weights '
+                "with load_from=CKPT, model.backbone.init_cfg=dict(type='Pretrained', "
+                'checkpoint=CKPT) or --resume, or set model.backbone.allow_random_frozen=True '
+                'to train on random frozen weights on purpose (a test)')
+
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         """See :class:`ViT`.
 
         Raises:
+            RuntimeError: Training frozen weights that are still random (see
+                :meth:`check_frozen_weights`).
             RuntimeError: Training a backbone that needs an objective (see
                 :meth:`needs_objective`) that no model or loop attached: a
                 stock wrapper would train its token selection with the task
                 loss alone, without a word.
         """
+        if self.training:
+            self.check_frozen_weights()
         if self.training and self.objective is None and self.needs_objective():
             raise RuntimeError(
                 f'{type(self).__name__} is training without the loss terms its token '

@@ -8,7 +8,7 @@ from mmengine.registry import DefaultScope
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from helpers.configs import DYT_CONFIG_DIR, dyt_config
+from helpers.configs import DYT_CONFIG_DIR, RANDOM_FROZEN, dyt_config
 from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny, tiny_backbone_cfg
 from helpers.tools import run_tool
 from mmvitdyn.analysis.static_flops import flop_analyzer
@@ -268,7 +268,7 @@ def test_one_training_iteration_through_train_py(data_workspace, tmp_path):
         'train.py', DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options', 'train_cfg.max_epochs=2',
         'train_cfg.val_interval=100', 'train_dataloader.batch_size=8',
         'train_dataloader.dataset.indices=8', 'default_hooks.logger.interval=1',
-        'default_hooks.checkpoint.interval=1'
+        'default_hooks.checkpoint.interval=1', RANDOM_FROZEN
     ], data_workspace)
     line = next(s for s in proc.stdout.splitlines() + proc.stderr.splitlines()
                 if 'Epoch(train)' in s)

@@ -28,7 +28,7 @@ def stock_model(config, model_type, scope, **backbone):
     for key in ('complete_loss', 'distill_loss', 'rate_loss_weight', 'distill_weight',
                 'token_distill'):
         cfg.model.pop(key, None)
-    cfg.model.backbone.update(backbone)
+    cfg.model.backbone.update(allow_random_frozen=True, **backbone)
     cfg.model.backbone.pop('init_cfg', None)
     with DefaultScope.overwrite_default_scope(scope):
         return MODELS.build(cfg.model)

@@ -121,7 +121,12 @@ def test_configs_train_their_classifier_with_evit(name, bottleneck):
     assert (backbone.dispatch, backbone.adapter_cfg.bottleneck) == (None, bottleneck)
     assert backbone.token_reduction == dict(
         type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True)  # the paper's ViT-B
-    backbone.update(arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE, init_cfg=None)
+    backbone.update(
+        arch=TINY_ARCH,
+        img_size=IMG_SIZE,
+        patch_size=PATCH_SIZE,
+        init_cfg=None,
+        allow_random_frozen=True)
     backbone.token_reduction.locations = (1, 2)
     cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     init_default_scope('mmpretrain')

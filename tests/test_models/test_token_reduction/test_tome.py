@@ -161,7 +161,12 @@ def test_configs_train_their_classifier_with_tome(name, dispatch, bottleneck):
     backbone = cfg.model.backbone
     assert (backbone.dispatch, backbone.adapter_cfg.bottleneck) == (dispatch, bottleneck)
     assert backbone.token_reduction == dict(type='ToMe', r=10)  # matched FLOPs (see config)
-    backbone.update(arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE, init_cfg=None)
+    backbone.update(
+        arch=TINY_ARCH,
+        img_size=IMG_SIZE,
+        patch_size=PATCH_SIZE,
+        init_cfg=None,
+        allow_random_frozen=True)
     backbone.token_reduction.r = 3
     cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     init_default_scope('mmpretrain')

@@ -8,7 +8,7 @@ from mmengine.registry import DefaultScope
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from helpers.configs import DYT_CONFIG_DIR, dyt_config
+from helpers.configs import DYT_CONFIG_DIR, RANDOM_FROZEN, dyt_config
 from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
 from helpers.tools import run_tool
 from mmvitdyn.models import DyTViT, TokenDispatcher
@@ -173,7 +173,7 @@ def test_one_training_iteration_through_train_py(data_workspace, tmp_path):
         'train.py', TOPK_DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options',
         'train_cfg.max_epochs=2', 'train_cfg.val_interval=100', 'train_dataloader.batch_size=8',
         'train_dataloader.dataset.indices=8', 'default_hooks.logger.interval=1',
-        'default_hooks.checkpoint.interval=1'
+        'default_hooks.checkpoint.interval=1', RANDOM_FROZEN
     ], data_workspace)
     line = next(s for s in proc.stdout.splitlines() + proc.stderr.splitlines()
                 if 'Epoch(train)' in s)
@@ -201,7 +201,11 @@ def test_configs_change_only_the_dispatcher_and_the_rate_loss(name):
     for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'train_dataloader'):
         assert cfg[key] == base[key], key
     cfg.model.backbone.update(
-        arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE, init_cfg=None)
+        arch=TINY_ARCH,
+        img_size=IMG_SIZE,
+        patch_size=PATCH_SIZE,
+        init_cfg=None,
+        allow_random_frozen=True)
     cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     with DefaultScope.overwrite_default_scope('mmpretrain'):
         model = MODELS.build(cfg.model)
