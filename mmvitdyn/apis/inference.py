@@ -3,17 +3,64 @@
 mmpretrain's, mmdet's and mmseg's inferencers build ``cfg.model`` on their
 own; the ones here build it with :func:`~mmvitdyn.apis.init_model` (scope,
 top-level data preprocessor) and keep each library's own weight loading and
-dataset-meta handling (class names, palettes).
+dataset-meta handling (class names, palettes), except where a checkpoint
+holds no ``meta.dataset_meta`` (a converter's output, a plain state dict):
+there the libraries would name the classes after COCO's (mmdet) or
+Cityscapes' (mmseg) or fail (mmpretrain); these name them after the config.
 """
 from typing import Optional
 
+import numpy as np
 from mmdet.apis import DetInferencer
-from mmengine.runner.checkpoint import _load_checkpoint
+from mmengine.logging import MMLogger
+from mmengine.registry import DATASETS
+from mmengine.runner.checkpoint import _load_checkpoint, _load_checkpoint_to_model
 from mmpretrain.apis import ImageClassificationInferencer
 from mmseg.apis import MMSegInferencer
 from torch import nn
 
 from .model import init_model
+
+
+def first_num_classes(cfg) -> Optional[int]:
+    """The first ``num_classes`` in ``cfg`` (a model config), depth first."""
+    if isinstance(cfg, dict):
+        if isinstance(cfg.get('num_classes'), int):
+            return cfg['num_classes']
+        values = cfg.values()
+    elif isinstance(cfg, (list, tuple)):
+        values = cfg
+    else:
+        return None
+    return next((n for n in map(first_num_classes, values) if n is not None), None)
+
+
+def config_dataset_meta(cfg, source: str) -> dict:
+    """Class names and palette for a model whose checkpoint (``source``) has none.
+
+    From the config's test data set: its ``metainfo``, over its class's
+    ``METAINFO``. Without class names there (an ImageFolder set takes them
+    from its folders), the classes are numbered ``'0'..'N-1'`` from the
+    model's ``num_classes`` and a warning says so. A palette of the wrong
+    length or none is replaced by fixed random colours, one per class.
+
+    Returns:
+        dict: ``classes`` (tuple[str]) and ``palette`` (list of (R, G, B)).
+    """
+    test_set = cfg.test_dataloader.dataset
+    meta = dict(getattr(DATASETS.get(test_set.type), 'METAINFO', {}))
+    meta.update(test_set.get('metainfo') or {})
+    classes = meta.get('classes')
+    if not classes:
+        classes = tuple(str(i) for i in range(first_num_classes(cfg.model)))
+        MMLogger.get_current_instance().warning(
+            f'{source} holds no class names (meta.dataset_meta) and the config\'s test data set '
+            f'names none: classes are shown as their numbers 0..{len(classes) - 1}; set '
+            'test_dataloader.dataset.metainfo.classes to name them')
+    palette = meta.get('palette')
+    if palette is None or len(palette) != len(classes):
+        palette = np.random.default_rng(0).integers(0, 256, (len(classes), 3)).tolist()
+    return dict(classes=tuple(classes), palette=[tuple(c) for c in palette])
 
 
 class _RunnerBuiltModel:
@@ -22,7 +69,11 @@ class _RunnerBuiltModel:
     def _init_model(self, cfg, weights: Optional[str], device: str = 'cpu') -> nn.Module:
         model = init_model(cfg, device=device)
         checkpoint = None if weights is None else _load_checkpoint(weights, map_location='cpu')
-        self._load_weights_to_model(model, checkpoint, cfg)
+        if checkpoint is not None and 'dataset_meta' not in checkpoint.get('meta', {}):
+            _load_checkpoint_to_model(model, checkpoint)
+            model.dataset_meta = config_dataset_meta(cfg, f'checkpoint {weights}')
+        else:
+            self._load_weights_to_model(model, checkpoint, cfg)
         return model.to(device).eval()
 
 
@@ -45,12 +96,11 @@ def build_inferencer(cfg, checkpoint: str, device: str = 'cpu'):
     scope = cfg.get('default_scope')
     if scope == 'mmpretrain':
         model = init_model(cfg, checkpoint, device)
+        if getattr(model, 'dataset_meta', None) is None:
+            model.dataset_meta = config_dataset_meta(cfg, f'checkpoint {checkpoint}')
         model._config = cfg  # where mmpretrain's inferencers read the config from
         return ImageClassificationInferencer(
-            model,
-            pretrained=False,
-            device=device,
-            classes=getattr(model, 'dataset_meta', {}).get('classes'))
+            model, pretrained=False, device=device, classes=model.dataset_meta['classes'])
     if scope == 'mmdet':
         return DetectionInferencer(cfg, checkpoint, device=device, show_progress=False)
     if scope == 'mmseg':

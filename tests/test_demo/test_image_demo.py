@@ -72,6 +72,46 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
     assert rows[0]['prediction'].split()[0] in ('building', 'sky', 'tree', 'road', 'grass')
 
 
+def without_meta(checkpoint, out):
+    """``checkpoint``'s weights alone, as a converter writes them (no ``meta``)."""
+    import torch
+    from mmengine.runner import CheckpointLoader
+    weights = CheckpointLoader.load_checkpoint(str(checkpoint), map_location='cpu')['state_dict']
+    torch.save(dict(state_dict=weights), out)
+    return out
+
+
+def test_a_checkpoint_without_class_names_and_a_large_photo(dyt_digits_checkpoint, data_workspace,
+                                                            tmp_path):
+    """A converter's output holds no ``meta.dataset_meta``: the digits are named
+    by their numbers (the ImageFolder config names none), and a 640x480 photo
+    runs at the model's 32x32 through the config's test pipeline."""
+    import cv2
+    import numpy as np
+
+    photo = str(tmp_path / 'photo.jpg')
+    cv2.imwrite(photo, np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8))
+    digit = first_test_images(DYT_DIGITS_CFG, data_workspace, 1)[0]
+    checkpoint = without_meta(dyt_digits_checkpoint, tmp_path / 'plain.pth')
+    _, rows = run_demo(DYT_DIGITS_CFG, checkpoint, [digit, photo], data_workspace,
+                       tmp_path / 'demo')
+    for row in rows:
+        name, score = row['prediction'].split()
+        assert name in [str(d) for d in range(10)] and 0 <= float(score.strip('()')) <= 1
+    # full resolution would be a 160x120 patch grid: over 1000 times the tokens
+    assert 0.5 < rows[1]['gflops'] / rows[0]['gflops'] < 2
+
+
+def test_segmentation_without_class_names_uses_the_config_s(dyt_ade_checkpoint, data_workspace,
+                                                            tmp_path):
+    """mmseg's inferencer would name the classes after Cityscapes'."""
+    image = first_test_images(DYT_ADE_CFG, data_workspace, 1)
+    checkpoint = without_meta(dyt_ade_checkpoint, tmp_path / 'plain.pth')
+    _, rows = run_demo(DYT_ADE_CFG, checkpoint, image, data_workspace, tmp_path / 'demo')
+    named = [share.split()[0] for share in rows[0]['prediction'].split(', ')]
+    assert set(named) <= {'building', 'sky', 'tree', 'road', 'grass'}
+
+
 @pytest.mark.parametrize('preprocessor', [
     dict(type='mmpretrain.ClsDataPreprocessor', mean=[127.5] * 3, std=[127.5] * 3, to_rgb=True),
     dict(type='mmseg.SegDataPreProcessor', mean=[127.5] * 3, std=[127.5] * 3, bgr_to_rgb=True),
