@@ -2,7 +2,7 @@
 # Distributed training on one or more nodes with torchrun.
 #   tools/dist_train.sh CONFIG GPUS [train.py args...]
 # Multi-node: set NNODES, NODE_RANK, MASTER_ADDR and PORT on every node.
-# On the CPU add: --cfg-options env_cfg.dist_cfg.backend=gloo
+# Without a visible GPU the gloo backend is used (one log line says so).
 set -euo pipefail
 # The interpreter: $PYTHON, else the project's .venv, else the active python.
 source "$(dirname "$0")/_python.sh"

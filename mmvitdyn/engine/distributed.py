@@ -15,6 +15,7 @@ instead; see :class:`TwoPassStepMixin`.
 import os
 
 import torch.distributed as dist
+from mmengine.logging import print_log
 from mmengine.model import MMDistributedDataParallel
 from mmengine.registry import MODEL_WRAPPERS
 
@@ -92,13 +93,21 @@ def default_model_wrapper(model_class: type, on_cpu: bool) -> str:
 def init_cpu_distributed(cfg) -> None:
     """Initialise a gloo process group from torchrun's environment variables.
 
+    NCCL (mmengine's default backend) needs GPUs: another
+    ``env_cfg.dist_cfg.backend`` becomes 'gloo' in ``cfg``, and a log line
+    says so.
+
     Args:
-        cfg (Config): Runner config; ``env_cfg.dist_cfg.backend`` must be 'gloo'.
+        cfg (Config): Runner config, changed in place.
     """
-    backend = cfg.get('env_cfg', {}).get('dist_cfg', {}).get('backend', 'nccl')
-    if backend != 'gloo':
-        raise RuntimeError(f"env_cfg.dist_cfg.backend={backend!r} needs GPUs, and none is visible; "
-                           "on the CPU use --cfg-options env_cfg.dist_cfg.backend=gloo")
+    dist_cfg = cfg.setdefault('env_cfg', {}).setdefault('dist_cfg', {})
+    if dist_cfg.get('backend') != 'gloo':
+        if os.environ.get('RANK', '0') == '0':  # said once per run
+            print_log(
+                "No GPU is visible: distributed training uses the gloo backend "
+                f"(env_cfg.dist_cfg.backend was {dist_cfg.get('backend', 'nccl')!r})",
+                logger='current')
+        dist_cfg['backend'] = 'gloo'
     missing = [
         k for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT') if k not in os.environ
     ]

@@ -87,8 +87,8 @@ def test_two_process_cpu_distributed_training(data_workspace, tmp_path):
                    "custom_imports = dict(imports=['mmvitdyn', 'param_digest_hook'])\n"
                    "custom_hooks = [dict(type='ParamDigestHook')]\n")
     opts = [
-        'env_cfg.dist_cfg.backend=gloo', 'train_dataloader.dataset.indices=32',
-        'train_dataloader.batch_size=8', 'train_cfg.max_epochs=3', 'train_cfg.val_interval=100',
+        'train_dataloader.dataset.indices=32', 'train_dataloader.batch_size=8',
+        'train_cfg.max_epochs=3', 'train_cfg.val_interval=100',
         'default_hooks.checkpoint.interval=3', 'default_hooks.checkpoint.save_best=None'
     ]
     # As typed in a fresh shell (no environment activated): the script finds the interpreter.
@@ -97,6 +97,9 @@ def test_two_process_cpu_distributed_training(data_workspace, tmp_path):
         data_workspace,
         env=dict(**plain_shell_env(), PORT='29517', PYTHONPATH=f'{REPO}:{REPO}/tests/helpers'))
     assert 'Epoch(train) [3][2/2]' in proc.stdout  # 32 images / (2 ranks x 8)
+    # the configs' backend is mmengine's default, NCCL, which needs GPUs
+    assert proc.stdout.count('No GPU is visible: distributed training uses the gloo backend '
+                             "(env_cfg.dist_cfg.backend was 'nccl')") == 1
     digests = [json.loads((tmp_path / f'param_digest_rank{r}.json').read_text()) for r in (0, 1)]
     assert digests[0] == digests[1]
     assert sorted(osp.basename(p) for p in glob.glob(str(tmp_path / '*.pth'))) == ['epoch_3.pth']
