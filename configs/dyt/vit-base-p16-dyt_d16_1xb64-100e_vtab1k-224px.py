@@ -11,11 +11,10 @@
 # and of the variants in this folder; as it stands it trains the 'cifar'
 # task, the dataset base's default. A task config sets the task's data root
 # in each dataloader and its class count (see the header of
-# configs/_base_/datasets/vtab1k_bs64_224.py).
+# configs/_base_/datasets/vtab1k_bs64_224.py). For a data set of your own,
+# put your data base in place of the VTAB-1K one (docs/finetune_custom_data.md).
 _base_ = [
-    '../_base_/models/dyt-vit-base-p16.py',
+    './_base_/vit-base-p16-dyt_d16_vtab1k-recipe.py',
     '../_base_/datasets/vtab1k_bs64_224.py',
-    './_base_/schedules/adamw_cosine_100e_vtab1k.py',
-    './_base_/default_runtime.py',
 ]
-model = dict(backbone=dict(adapter_cfg=dict(bottleneck=16, scale=1.0)), head=dict(num_classes=100))
+model = dict(head=dict(num_classes=100))

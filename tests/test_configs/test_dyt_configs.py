@@ -79,6 +79,7 @@ def test_vtab_task_configs(task):
     loaders = [cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader]
     assert [d.dataset.data_root for d in loaders] == [f'data/vtab-1k/{task}'] * 3
     assert [d.dataset.ann_file for d in loaders] == ['train800val200.txt', 'test.txt', 'test.txt']
+    assert [d.dataset.num_classes for d in loaders] == [classes] * 3  # the labels' range
     assert cfg.model.backbone.adapter_cfg.bottleneck == 16
 
 

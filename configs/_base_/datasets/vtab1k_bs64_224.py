@@ -1,62 +1,38 @@
 # VTAB-1K as prepared in the PEFT literature (NOAH, VPT, DyT): one folder per
 # task, data/vtab-1k/<task>/, holding the images and list files of
 # "relative/path label" lines. Models train on train800val200.txt (1,000
-# images) and are evaluated on test.txt. Images are resized to 224x224
-# (PIL bicubic) with no augmentation, as the public DyT main_vtab.py does. The
-# ImageNet statistics below serve models without a data_preprocessor of
-# their own; a model whose checkpoint expects others sets
-# model.data_preprocessor, which the Runner uses instead (the DyT model base
-# does, for the in21k ViT's mean = std = 127.5).
+# images) and are evaluated on test.txt. The transforms, batch and ImageNet
+# statistics are those of custom_bs64_224.py (images resized to 224x224, PIL
+# bicubic, no augmentation, as the public DyT main_vtab.py does); a data set
+# of your own in the same recipe starts from that file, not from this one,
+# whose list files it would otherwise inherit.
 #
 # A task config overrides the data root. The dataloaders below are built when
 # this file is read, so changing ``vtab_task`` alone does not reach them; a
-# task config sets the root in each:
+# task config sets the root and the class count (which the data sets check
+# the labels against) in each:
 #
 #   _base_ = [..., '../_base_/datasets/vtab1k_bs64_224.py']
 #   vtab_task = 'dtd'
 #   data_root = f'data/vtab-1k/{vtab_task}'
-#   train_dataloader = dict(dataset=dict(data_root=data_root))
-#   val_dataloader = dict(dataset=dict(data_root=data_root))
+#   num_classes = 47
+#   train_dataloader = dict(dataset=dict(data_root=data_root, num_classes=num_classes))
+#   val_dataloader = dict(dataset=dict(data_root=data_root, num_classes=num_classes))
 #   test_dataloader = val_dataloader
-#   model = dict(head=dict(num_classes=47))
+#   model = dict(head=dict(num_classes=num_classes))
 #
 # Classes per task: cifar 100, caltech101 102, dtd 47, oxford_flowers102 102,
 # oxford_iiit_pet 37, svhn 10, sun397 397, patch_camelyon 2, eurosat 10,
 # resisc45 45, diabetic_retinopathy 5, clevr_count 8, clevr_dist 6, dmlab 6,
 # kitti 4, dsprites_loc 16, dsprites_ori 16, smallnorb_azi 18,
 # smallnorb_ele 9.
-# mmpretrain's CustomDataset, whose errors name an unreadable image or list file.
-dataset_type = 'FileCheckedCustomDataset'
+_base_ = ['./custom_bs64_224.py']
+
 vtab_task = 'cifar'
 data_root = f'data/vtab-1k/{vtab_task}'
-data_preprocessor = dict(
-    # RGB format normalization parameters
-    mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375],
-    # convert image from BGR to RGB
-    to_rgb=True,
-)
-
-pipeline = [
-    dict(type='LoadImageFromFile'),
-    dict(type='Resize', scale=224, backend='pillow', interpolation='bicubic'),
-    dict(type='PackInputs'),
-]
-
+num_classes = 100  # the data set's labels are checked against it
 train_dataloader = dict(
-    batch_size=64,
-    num_workers=4,
-    dataset=dict(
-        type=dataset_type, data_root=data_root, ann_file='train800val200.txt', pipeline=pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=True),
-)
+    dataset=dict(data_root=data_root, ann_file='train800val200.txt', num_classes=num_classes))
 val_dataloader = dict(
-    batch_size=64,
-    num_workers=4,
-    dataset=dict(type=dataset_type, data_root=data_root, ann_file='test.txt', pipeline=pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=False),
-)
-val_evaluator = dict(type='Accuracy', topk=(1, ))
-
+    dataset=dict(data_root=data_root, ann_file='test.txt', num_classes=num_classes))
 test_dataloader = val_dataloader
-test_evaluator = val_evaluator

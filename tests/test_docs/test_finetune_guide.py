@@ -1,0 +1,140 @@
+"""docs/finetune_custom_data.md: its configs are the files of configs/examples/,
+and its commands, run on the generated sets written in the guide's layouts,
+train, test and log what the guide says (see conftest.py for the workspace)."""
+import re
+from pathlib import Path
+
+import pytest
+from mmengine.config import Config
+from mmengine.registry import DATASETS, init_default_scope
+
+from helpers.guides import (CLS_CONFIG, DIGIT_CLASSES, EXAMPLES, FINETUNE_GUIDE, IMAGES_PER_CLASS,
+                            SEG_CLASSES, TOOLS_GUIDE, command, fenced_blocks, json_logs,
+                            run_command)
+from helpers.tools import REPO, load_tool, logged_metrics
+from mmvitdyn.datasets import check_data_roots
+
+VTAB_TEMPLATE = REPO / 'configs/dyt/vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py'
+
+
+def test_the_guides_show_the_example_configs():
+    blocks = fenced_blocks(FINETUNE_GUIDE, 'python') + fenced_blocks(TOOLS_GUIDE, 'python')
+    configs = sorted(EXAMPLES.glob('*.py'))
+    assert len(configs) == 4
+    for config in configs:
+        assert config.read_text() in blocks, f'{config.name} is not shown as it is'
+
+
+def test_the_first_command_names_the_converter(guide_workspace, monkeypatch, capsys):
+    """The guide's train command as typed, before the weights are converted."""
+    monkeypatch.chdir(guide_workspace)
+    tokens = command(FINETUNE_GUIDE, f'python tools/train.py {CLS_CONFIG}')
+    with pytest.raises(SystemExit):
+        load_tool('train.py').main(tokens[2:])
+    error = capsys.readouterr().err
+    assert "model.backbone.init_cfg.checkpoint='checkpoints/vit-base-p16_in21k.pth' does not " \
+        'exist' in error
+    converter = command(FINETUNE_GUIDE, 'python tools/model_converters/timm2mmvitdyn.py')
+    assert ' '.join(converter) in error
+
+
+def test_the_ann_file_trap_and_its_fix(guide_workspace, monkeypatch, capsys):
+    """The ImageFolder config's data lines on the VTAB-1K config, as the guide's
+    pitfall describes: tools/train.py stops with the lines the guide shows;
+    with ann_file='' in each dataloader the data is found."""
+    monkeypatch.chdir(guide_workspace)
+    diff = (EXAMPLES / 'vit-base-p16-dyt_d16_1xb64-100e_my-set-224px.py').read_text()
+    data_lines = diff[diff.index('train_dataloader'):]
+    trap = guide_workspace / 'trap.py'
+    trap.write_text(f'_base_ = [{str(VTAB_TEMPLATE)!r}]\n{data_lines}')
+    with pytest.raises(SystemExit):
+        load_tool('train.py').main([str(trap), '--cfg-options', 'model.backbone.init_cfg=None'])
+    error = capsys.readouterr().err
+    shown = next(b for b in fenced_blocks(FINETUNE_GUIDE, '') if 'train800val200.txt' in b)
+    for line in shown.splitlines():  # up to the hint, after the program's name
+        assert line.split('error: ')[-1].split('; ')[0] in error
+    fixed = Config.fromfile(str(trap))
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        fixed[loader].dataset.ann_file = ''
+    check_data_roots(fixed)
+
+
+def test_classification_image_folder(classification_run):
+    work_dir, train_out, test_out = classification_run
+    assert (work_dir / 'epoch_2.pth').is_file()
+    assert len(list(work_dir.glob('best_accuracy_top1_epoch_*.pth'))) == 1
+    records = json_logs(work_dir)[0]  # the training run (tools/test.py logged after it)
+    train = [r for r in records if 'loss' in r]
+    val = [r for r in records if 'accuracy/top1' in r]
+    assert len(train) == len(val) == 2  # one line at the end of each epoch, one validation each
+    for record in train:
+        parts = ('loss_cls', 'loss_cls_complete', 'loss_distill', 'loss_rate')
+        assert record['loss'] == pytest.approx(sum(record[p] for p in parts), rel=1e-4)
+        blocks = [k for k in record if re.fullmatch(r'act_rate/\d+\.mlp', k)]
+        assert len(blocks) == 12 and 0 <= record['act_rate'] <= 1
+    assert all('act_rate' in r and 'accuracy/top1_best_epoch' in r for r in val)
+    metrics = logged_metrics(test_out)
+    val_images = IMAGES_PER_CLASS * len(DIGIT_CLASSES)
+    correct = metrics['accuracy/top1'] * val_images / 100
+    assert correct == pytest.approx(round(correct), abs=0.01)
+    assert 'act_rate' in metrics
+    assert (work_dir.parent / 'my-set-preds.pkl').is_file()
+
+
+def test_classification_list_files_read_the_same_images(guide_workspace, monkeypatch):
+    """The list-file config's data sets: the images the list files name, with
+    the labels of metainfo's classes (the list files were written by class
+    folder)."""
+    monkeypatch.chdir(guide_workspace)
+    cfg = Config.fromfile(
+        str(guide_workspace /
+            'configs/examples/vit-base-p16-dyt_d16_1xb64-100e_my-set-list-224px.py'))
+    init_default_scope('mmpretrain')
+    for loader, split in (('train_dataloader', 'train'), ('val_dataloader', 'val')):
+        dataset = DATASETS.build(cfg[loader].dataset)
+        assert dataset.metainfo['classes'] == tuple(DIGIT_CLASSES)
+        assert len(dataset) == IMAGES_PER_CLASS * len(DIGIT_CLASSES)
+        for index in range(len(dataset)):
+            info = dataset.get_data_info(index)
+            folder = info['img_path'].split('/')[-2]
+            assert info['img_path'].startswith(f'data/my_set/{split}/')
+            assert info['gt_label'] == list(DIGIT_CLASSES).index(folder)
+
+
+def test_detection(guide_workspace):
+    """The detection config's diff on the small ViTDet config (1 epoch of one
+    iteration on 4 images, then validation, which runs what tools/test.py
+    runs)."""
+    tokens = command(FINETUNE_GUIDE, 'python tools/train.py configs/examples/mask-rcnn')
+    # the guide's option for the CPU, then a short schedule
+    proc = run_command(tokens, guide_workspace, [
+        'optim_wrapper.type=OptimWrapper', 'train_cfg.max_epochs=1', 'train_cfg.val_interval=1',
+        'train_dataloader.dataset.indices=4'
+    ])
+    work_dir = guide_workspace / 'work_dirs' / Path(tokens[2]).stem
+    assert (work_dir / 'epoch_1.pth').is_file()
+    (train, val), = json_logs(work_dir)
+    for key in ('loss_rpn_cls', 'loss_bbox', 'loss_mask', 'loss_rate', 'act_rate'):
+        assert key in train
+    for key in ('coco/bbox_mAP', 'coco/segm_mAP', 'act_rate'):
+        assert key in val
+    assert 'coco/bbox_mAP' in proc.stdout
+
+
+def test_segmentation(guide_workspace):
+    """The segmentation config's diff on the small UperNet config (2
+    iterations, then validation, which runs what tools/test.py runs)."""
+    tokens = command(FINETUNE_GUIDE, 'python tools/train.py configs/examples/upernet')
+    proc = run_command(tokens, guide_workspace, [
+        'train_cfg.max_iters=2', 'train_cfg.val_interval=2', 'default_hooks.checkpoint.interval=2'
+    ])
+    work_dir = guide_workspace / 'work_dirs' / Path(tokens[2]).stem
+    assert (work_dir / 'iter_2.pth').is_file()
+    records, = json_logs(work_dir)
+    assert {'decode.loss_ce', 'aux.loss_ce', 'loss_rate', 'act_rate'} <= set(records[0])
+    assert {'mIoU', 'aAcc', 'act_rate'} <= set(records[-1])
+    table = [
+        line.split('|')[1].strip() for line in proc.stdout.splitlines()
+        if re.match(r'\|\s+\w+\s+\|\s+[\d.nan]+\s+\|', line)
+    ]
+    assert table == list(SEG_CLASSES)
