@@ -2,6 +2,7 @@
 scripts and configs they name exist, and a checkpoint or learngene a command
 writes or reads under ``checkpoints/`` is one the configs read (a converter's
 output under another name would leave every config without its weights)."""
+import functools
 import re
 import shlex
 
@@ -11,6 +12,7 @@ from helpers.tools import REPO
 
 DOCS = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
 WRITERS = ('tools/model_converters/', 'tools/learngene/build_learngene.py')
+WEIGHT_FILES = ('.pth', '.npz', '.bin', '.safetensors')
 
 
 def shell_commands(markdown: str):
@@ -22,23 +24,26 @@ def shell_commands(markdown: str):
                 yield line.strip(), tokens
 
 
-def config_reads() -> set:
+@functools.lru_cache(maxsize=None)
+def config_reads() -> frozenset:
     """Every ``checkpoint='...'`` and ``learngene='...'`` path in the configs."""
     paths = set()
     for config in (REPO / 'configs').rglob('*.py'):
         paths.update(re.findall(r"(?:checkpoint|learngene)='([^']+)'", config.read_text()))
-    return paths
+    return frozenset(paths)
 
 
 def written(tokens):
-    """The file a converter or the learngene builder writes, else None."""
+    """The file a converter (its second weights file) or the learngene builder
+    (``--out``) writes, else None."""
     script = next((t for t in tokens if t.startswith(WRITERS)), None)
     if script is None:
         return None
     if '--out' in tokens:
         return tokens[tokens.index('--out') + 1]
-    positional = [t for t in tokens[tokens.index(script) + 1:] if not t.startswith('-')]
-    return positional[1]
+    files = [t for t in tokens[tokens.index(script) + 1:] if t.endswith(WEIGHT_FILES)]
+    assert len(files) == 2, f'{tokens}: a converter reads one weights file and writes one'
+    return files[1]
 
 
 COMMANDS = [(doc.name, line, tokens) for doc in DOCS

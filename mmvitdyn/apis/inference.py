@@ -38,24 +38,38 @@ def first_num_classes(cfg) -> Optional[int]:
 def config_dataset_meta(cfg, source: str) -> dict:
     """Class names and palette for a model whose checkpoint (``source``) has none.
 
-    From the config's test data set: its ``metainfo``, over its class's
-    ``METAINFO``. Without class names there (an ImageFolder set takes them
-    from its folders), the classes are numbered ``'0'..'N-1'`` from the
-    model's ``num_classes`` and a warning says so. A palette of the wrong
-    length or none is replaced by fixed random colours, one per class.
+    From the config's test data set, as the data set would build them: its
+    class's ``METAINFO`` updated by the config's ``metainfo`` (a file path
+    read as one name per line) and mmpretrain's ``classes``. Without class
+    names there (an ImageFolder set takes them from its folders), the
+    classes are numbered ``'0'..'N-1'`` from the model's ``num_classes`` and
+    a warning says so. A palette of the wrong length or none is replaced by
+    fixed random colours, one per class.
 
     Returns:
         dict: ``classes`` (tuple[str]) and ``palette`` (list of (R, G, B)).
+
+    Raises:
+        ValueError: Neither the data set nor the model names a class count.
     """
     test_set = cfg.test_dataloader.dataset
-    meta = dict(getattr(DATASETS.get(test_set.type), 'METAINFO', {}))
-    meta.update(test_set.get('metainfo') or {})
+    metainfo = dict(test_set.get('metainfo') or {})
+    if test_set.get('classes') is not None:
+        metainfo.setdefault('classes', test_set.classes)
+    with DATASETS.switch_scope_and_registry(cfg.get('default_scope')) as registry:
+        dataset_cls = registry.get(test_set.type)
+    meta = dataset_cls._load_metainfo(metainfo) if hasattr(dataset_cls, '_load_metainfo') \
+        else metainfo
     classes = meta.get('classes')
     if not classes:
-        classes = tuple(str(i) for i in range(first_num_classes(cfg.model)))
+        num_classes = first_num_classes(cfg.model)
+        if num_classes is None:
+            raise ValueError(f'{source} holds no class names (meta.dataset_meta), and neither '
+                             "the config's test data set nor its model names a class count")
+        classes = tuple(str(i) for i in range(num_classes))
         MMLogger.get_current_instance().warning(
             f'{source} holds no class names (meta.dataset_meta) and the config\'s test data set '
-            f'names none: classes are shown as their numbers 0..{len(classes) - 1}; set '
+            f'names none: classes are shown as their numbers 0..{num_classes - 1}; set '
             'test_dataloader.dataset.metainfo.classes to name them')
     palette = meta.get('palette')
     if palette is None or len(palette) != len(classes):
@@ -69,7 +83,8 @@ class _RunnerBuiltModel:
     def _init_model(self, cfg, weights: Optional[str], device: str = 'cpu') -> nn.Module:
         model = init_model(cfg, device=device)
         checkpoint = None if weights is None else _load_checkpoint(weights, map_location='cpu')
-        if checkpoint is not None and 'dataset_meta' not in checkpoint.get('meta', {}):
+        meta = (checkpoint or {}).get('meta', {})
+        if checkpoint is not None and 'dataset_meta' not in meta and 'CLASSES' not in meta:
             _load_checkpoint_to_model(model, checkpoint)
             model.dataset_meta = config_dataset_meta(cfg, f'checkpoint {weights}')
         else:
@@ -96,7 +111,7 @@ def build_inferencer(cfg, checkpoint: str, device: str = 'cpu'):
     scope = cfg.get('default_scope')
     if scope == 'mmpretrain':
         model = init_model(cfg, checkpoint, device)
-        if getattr(model, 'dataset_meta', None) is None:
+        if not getattr(model, 'dataset_meta', {}).get('classes'):
             model.dataset_meta = config_dataset_meta(cfg, f'checkpoint {checkpoint}')
         model._config = cfg  # where mmpretrain's inferencers read the config from
         return ImageClassificationInferencer(

@@ -91,17 +91,17 @@ def default_model_wrapper(model_class: type, on_cpu: bool) -> str:
 
 
 def init_cpu_distributed(cfg) -> None:
-    """Initialise a gloo process group from torchrun's environment variables.
+    """Initialise a CPU process group from torchrun's environment variables.
 
-    NCCL (mmengine's default backend) needs GPUs: another
+    NCCL (mmengine's default backend) needs GPUs: an unset or 'nccl'
     ``env_cfg.dist_cfg.backend`` becomes 'gloo' in ``cfg``, and a log line
-    says so.
+    says so; other backends (mpi, ccl ...) are kept.
 
     Args:
         cfg (Config): Runner config, changed in place.
     """
     dist_cfg = cfg.setdefault('env_cfg', {}).setdefault('dist_cfg', {})
-    if dist_cfg.get('backend') != 'gloo':
+    if dist_cfg.get('backend', 'nccl') == 'nccl':
         if os.environ.get('RANK', '0') == '0':  # said once per run
             print_log(
                 "No GPU is visible: distributed training uses the gloo backend "
@@ -115,4 +115,4 @@ def init_cpu_distributed(cfg) -> None:
         raise RuntimeError(f'--launcher pytorch needs {missing} in the environment; '
                            'start through tools/dist_train.sh (torchrun)')
     if not dist.is_initialized():
-        dist.init_process_group(backend='gloo', init_method='env://')
+        dist.init_process_group(backend=dist_cfg['backend'], init_method='env://')

@@ -32,7 +32,8 @@ def tiny_backbone_cfg(type: str = 'ViT', **kwargs) -> dict:
 
 def random_frozen(model_cls) -> dict:
     """``allow_random_frozen=True`` for a backbone class with frozen weights."""
-    return dict(allow_random_frozen=True) if issubclass(model_cls, AdapterViT) else {}
+    frozen = isinstance(model_cls, type) and issubclass(model_cls, AdapterViT)
+    return dict(allow_random_frozen=True) if frozen else {}
 
 
 def tiny(model_cls=ViT, seed: int = 0, **kwargs):

@@ -6,10 +6,20 @@ forward; they must equal what the analysis tools (dataloader path) and
 """
 import json
 
+import cv2
+import numpy as np
 import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import init_default_scope
+from mmengine.runner import CheckpointLoader
+from mmpretrain.datasets import CIFAR100
+from mmseg.datasets import ADE20KDataset
 
-from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG, first_test_images
+from helpers.configs import (DYT_ADE_CFG, DYT_COCO_CFG, DYT_CONFIG_DIR, DYT_DIGITS_CFG,
+                             first_test_images)
 from helpers.tools import REPO, logged_test_scalars, run_tool
+from mmvitdyn.apis.inference import config_dataset_meta
 
 PNG, JPEG = b'\x89PNG\r\n\x1a\n', b'\xff\xd8\xff'
 
@@ -17,7 +27,7 @@ PNG, JPEG = b'\x89PNG\r\n\x1a\n', b'\xff\xd8\xff'
 def run_demo(config, checkpoint, images, workspace, out_dir):
     """Run the demo on ``images`` (copied into one folder); return stdout and summary rows."""
     folder = out_dir.parent / 'inputs'
-    folder.mkdir()
+    folder.mkdir(parents=True)
     for i, image in enumerate(images):  # numbered: the folder's order is the given order
         (folder / f'{i:02d}_{image.rsplit("/", 1)[-1]}').write_bytes(open(image, 'rb').read())
     out = run_tool(['../demo/image_demo.py', folder, config, checkpoint, '--out-dir', out_dir],
@@ -74,8 +84,6 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
 
 def without_meta(checkpoint, out):
     """``checkpoint``'s weights alone, as a converter writes them (no ``meta``)."""
-    import torch
-    from mmengine.runner import CheckpointLoader
     weights = CheckpointLoader.load_checkpoint(str(checkpoint), map_location='cpu')['state_dict']
     torch.save(dict(state_dict=weights), out)
     return out
@@ -83,21 +91,18 @@ def without_meta(checkpoint, out):
 
 def test_a_checkpoint_without_class_names_and_a_large_photo(dyt_digits_checkpoint, data_workspace,
                                                             tmp_path):
-    """A converter's output holds no ``meta.dataset_meta``: the digits are named
-    by their numbers (the ImageFolder config names none), and a 640x480 photo
-    runs at the model's 32x32 through the config's test pipeline."""
-    import cv2
-    import numpy as np
-
+    """A converter's output holds no ``meta.dataset_meta``: the predictions are
+    named as with the trained checkpoint's meta (the class folders, the config
+    names none), and a 640x480 photo runs at the model's 32x32 through the
+    config's test pipeline."""
     photo = str(tmp_path / 'photo.jpg')
     cv2.imwrite(photo, np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8))
-    digit = first_test_images(DYT_DIGITS_CFG, data_workspace, 1)[0]
-    checkpoint = without_meta(dyt_digits_checkpoint, tmp_path / 'plain.pth')
-    _, rows = run_demo(DYT_DIGITS_CFG, checkpoint, [digit, photo], data_workspace,
-                       tmp_path / 'demo')
-    for row in rows:
-        name, score = row['prediction'].split()
-        assert name in [str(d) for d in range(10)] and 0 <= float(score.strip('()')) <= 1
+    images = [first_test_images(DYT_DIGITS_CFG, data_workspace, 1)[0], photo]
+    plain = without_meta(dyt_digits_checkpoint, tmp_path / 'plain.pth')
+    _, named = run_demo(DYT_DIGITS_CFG, dyt_digits_checkpoint, images, data_workspace,
+                        tmp_path / 'with-meta' / 'demo')
+    _, rows = run_demo(DYT_DIGITS_CFG, plain, images, data_workspace, tmp_path / 'without' / 'demo')
+    assert [row['prediction'] for row in rows] == [row['prediction'] for row in named]
     # full resolution would be a 160x120 patch grid: over 1000 times the tokens
     assert 0.5 < rows[1]['gflops'] / rows[0]['gflops'] < 2
 
@@ -106,10 +111,38 @@ def test_segmentation_without_class_names_uses_the_config_s(dyt_ade_checkpoint, 
                                                             tmp_path):
     """mmseg's inferencer would name the classes after Cityscapes'."""
     image = first_test_images(DYT_ADE_CFG, data_workspace, 1)
-    checkpoint = without_meta(dyt_ade_checkpoint, tmp_path / 'plain.pth')
-    _, rows = run_demo(DYT_ADE_CFG, checkpoint, image, data_workspace, tmp_path / 'demo')
-    named = [share.split()[0] for share in rows[0]['prediction'].split(', ')]
-    assert set(named) <= {'building', 'sky', 'tree', 'road', 'grass'}
+    plain = without_meta(dyt_ade_checkpoint, tmp_path / 'plain.pth')
+    _, named = run_demo(DYT_ADE_CFG, dyt_ade_checkpoint, image, data_workspace,
+                        tmp_path / 'with-meta' / 'demo')
+    _, rows = run_demo(DYT_ADE_CFG, plain, image, data_workspace, tmp_path / 'without' / 'demo')
+    assert rows[0]['prediction'] == named[0]['prediction']
+
+
+@pytest.mark.parametrize(
+    'config, expected', [
+        ('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py', CIFAR100.METAINFO['classes']),
+        ('upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py',
+         ADE20KDataset.METAINFO['classes']),
+        ('mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py',
+         ('circle', 'square', 'triangle')),
+    ],
+    ids=['stock-mmpretrain-type', 'stock-mmseg-type', 'config-metainfo'])
+def test_class_names_from_the_config(config, expected):
+    cfg = Config.fromfile(str(DYT_CONFIG_DIR / config))
+    init_default_scope(cfg.default_scope)
+    meta = config_dataset_meta(cfg, 'checkpoint x.pth')
+    assert meta['classes'] == tuple(expected) and len(meta['palette']) == len(expected)
+
+
+def test_class_names_from_a_file_the_config_names(tmp_path, log):
+    (tmp_path / 'classes.txt').write_text('cat\ndog\n')
+    cfg = Config.fromfile(str(DYT_DIGITS_CFG))
+    init_default_scope(cfg.default_scope)
+    assert config_dataset_meta(cfg, 'x')['classes'] == tuple(str(i) for i in range(10))
+    # ImageFolder: its folders name the classes
+    assert any('x holds no class names' in r.getMessage() for r in log)
+    cfg.test_dataloader.dataset.metainfo = dict(classes=str(tmp_path / 'classes.txt'))
+    assert config_dataset_meta(cfg, 'x')['classes'] == ('cat', 'dog')
 
 
 @pytest.mark.parametrize('preprocessor', [
@@ -122,8 +155,6 @@ def test_the_drawn_input_is_the_image_file_s_pixels(preprocessor, tmp_path):
     """A loaded image (BGR, as mmcv reads files) through each task's preprocessor,
     turned back into a picture: the file's RGB pixels, whatever the channel setting."""
     import mmcv
-    import numpy as np
-    import torch
     from mmengine.registry import MODELS
 
     rgb = np.random.default_rng(0).integers(0, 256, (8, 12, 3), dtype=np.uint8)

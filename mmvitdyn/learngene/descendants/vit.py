@@ -349,6 +349,11 @@ class LearngeneViT(ViT):
             self.learngene_layout.copy_(self.plan.layout())
         return self
 
+    def is_new_param(self, name: str) -> bool:
+        """The maps g of tied FFN runs too (built as the identity; neither a
+        learngene nor a ViT checkpoint holds them)."""
+        return '.mlp.expansion.map_' in name or super().is_new_param(name)
+
     def deployed_parameters(self) -> Dict[str, Tuple[str, int]]:
         """Every tensor of the deployed (materialised) descendant.
 
@@ -438,7 +443,8 @@ class DyTLearngeneViT(LearngeneViT, DyTViT):
     """
 
     def inherit_from(self, learngene: AnyLearngene) -> None:
-        """See :meth:`LearngeneViT.inherit_from`; the inherited weights are
-        the frozen ones (training needs no checkpoint)."""
+        """See :meth:`LearngeneViT.inherit_from`; the inherited parameters
+        count as filled (see :meth:`DyTViT.check_frozen_weights`)."""
         super().inherit_from(learngene)
-        self.frozen_weights_from = 'its learngene'
+        holders = self.deployed_parameters()
+        self.filled_frozen.update(holders[name][0] for name in self.inherited)

@@ -1,5 +1,5 @@
 """AdaptFormer: a frozen ViT with a bottleneck adapter beside every MLP."""
-from typing import Callable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 from mmengine.registry import MODELS
@@ -102,6 +102,8 @@ class AdapterViT(ViT):
         self.freeze_pretrained = freeze_pretrained
         self.unfreeze = unfreeze
         self.allow_random_frozen = check_bool(allow_random_frozen, 'allow_random_frozen')
+        # Frozen parameters a state dict (or a learngene) has filled.
+        self.filled_frozen: Set[str] = set()
         if freeze_pretrained:
             self._freeze()
         self._register_load_state_dict_pre_hook(self._note_frozen_weights)
@@ -131,28 +133,40 @@ class AdapterViT(ViT):
         selection needs; until then a training forward that needs them raises."""
         self.objective = owner
 
-    # What filled the frozen weights (a checkpoint, a learngene); None while
-    # they are random.
-    frozen_weights_from: Optional[str] = None
-
     def _note_frozen_weights(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Load-state-dict pre-hook: record that a state dict holding frozen
-        weights of this backbone is being loaded into it."""
-        if any(prefix + name in state_dict for name, param in self.named_parameters()
-               if not param.requires_grad):
-            self.frozen_weights_from = 'a state dict'
+        """Load-state-dict pre-hook: add to :attr:`filled_frozen` the frozen
+        parameters ``state_dict`` holds with their shape (after the resizing
+        pre-hooks registered before this one)."""
+        for name, param in self.named_parameters():
+            value = state_dict.get(prefix + name)
+            if not param.requires_grad and value is not None and value.shape == param.shape:
+                self.filled_frozen.add(name)
+
+    def unfilled_frozen(self) -> List[str]:
+        """Frozen parameters that no state dict (nor learngene) filled, but
+        those the model creates on purpose (``is_new_param``)."""
+        return [
+            name for name, param in self.named_parameters() if not param.requires_grad
+            and name not in self.filled_frozen and not self.is_new_param(name)
+        ]
 
     def check_frozen_weights(self) -> None:
-        """Raise ``RuntimeError`` if frozen weights are still random (see
-        ``allow_random_frozen``)."""
-        if (self.freeze_pretrained and self.frozen_weights_from is None
-                and not self.allow_random_frozen):
+        """Raise ``RuntimeError`` naming the frozen weights that are still
+        random (see ``allow_random_frozen``)."""
+        if not self.freeze_pretrained or self.allow_random_frozen:
+            return
+        unfilled = self.unfilled_frozen()
+        if unfilled:
+            frozen = sum(not p.requires_grad for p in self.parameters())
             raise RuntimeError(
                 f'{type(self).__name__} would tune its adapters on frozen weights that no '
-                'checkpoint filled (their random initialisation): give it pretrained weights '
-                "with load_from=CKPT, model.backbone.init_cfg=dict(type='Pretrained', "
-                'checkpoint=CKPT) or --resume, or set model.backbone.allow_random_frozen=True '
-                'to train on random frozen weights on purpose (a test)')
+                f'checkpoint filled: {len(unfilled)} of its {frozen} frozen tensors keep their '
+                f"random initialisation ({', '.join(unfilled[:5])}"
+                f"{', ...' if len(unfilled) > 5 else ''}). Give it pretrained weights of its "
+                "shape and names with load_from=CKPT, model.backbone.init_cfg=dict(type="
+                "'Pretrained', checkpoint=CKPT) or --resume, or set "
+                'model.backbone.allow_random_frozen=True to train on random frozen weights on '
+                'purpose (a test)')
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         """See :class:`ViT`.

@@ -7,7 +7,7 @@ from mmengine.runner import load_checkpoint
 from torch import nn
 
 from helpers.configs import DYT_DIGITS_CFG
-from helpers.models import images, tiny
+from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import run_tool
 from mmvitdyn.models import DyTViT, ViT
 
@@ -48,15 +48,9 @@ def test_weights_from_load_state_dict_init_cfg_or_the_runner_s_loader(tmp_path):
     assert trains(
         random_frozen(init_cfg=dict(type='Pretrained', checkpoint=str(tmp_path / 'vit.pth'))))
 
-    # load_from and resume: mmengine's loader, on the whole model (keys under 'backbone.')
-    model = nn.Module()
-    model.backbone = random_frozen()
-    torch.save({'state_dict': {
-        f'backbone.{k}': v
-        for k, v in vit_state.items()
-    }}, tmp_path / 'model.pth')
-    load_checkpoint(model, str(tmp_path / 'model.pth'), map_location='cpu')
-    assert trains(model.backbone)
+    backbone = random_frozen()
+    load_from(backbone, vit_state, tmp_path / 'model.pth')  # also --resume's loader
+    assert trains(backbone)
 
 
 def test_a_state_dict_without_the_frozen_weights_does_not_count():
@@ -64,6 +58,32 @@ def test_a_state_dict_without_the_frozen_weights_does_not_count():
     tuned = {k: v for k, v in backbone.state_dict().items() if '.adapter.' in k}
     backbone.load_state_dict(tuned, strict=False)
     assert not trains(backbone)
+
+
+def load_from(backbone, state: dict, path) -> None:
+    """As the Runner's ``load_from``: mmengine's loader, which only warns about
+    keys it cannot use."""
+    model = nn.Module()
+    model.backbone = backbone
+    torch.save({'state_dict': {f'backbone.{k}': v for k, v in state.items()}}, path)
+    load_checkpoint(model, str(path), map_location='cpu')
+
+
+def test_a_checkpoint_of_another_width_or_layout_does_not_count(tmp_path):
+    wider = tiny(ViT, arch=dict(TINY_ARCH, embed_dims=48, feedforward_channels=96)).state_dict()
+    backbone = random_frozen()
+    load_from(backbone, wider, tmp_path / 'wider.pth')
+    assert not trains(backbone)
+
+    # another library's names: only the tokens' keys are ours
+    vit_state = tiny(ViT, seed=3).state_dict()
+    foreign = {k.replace('blocks.', 'layers.'): v for k, v in vit_state.items()}
+    backbone = random_frozen()
+    load_from(backbone, foreign, tmp_path / 'foreign.pth')
+    with pytest.raises(RuntimeError) as error:
+        backbone.train()(images(1))
+    assert 'keep their random initialisation (blocks.0.' in str(error.value)
+    assert backbone.filled_frozen >= {'cls_token', 'pos_embed'}
 
 
 @pytest.mark.parametrize('value', [1, 'true', None])
