@@ -227,10 +227,78 @@ def check_pretrained_checkpoints(cfg: Config) -> None:
                 f', or set {field} to the file you have')
 
 
+# Where each scope's models keep their class counts (paths under ``model``;
+# a list on the way, e.g. several auxiliary heads, is followed into each).
+CLASS_COUNT_FIELDS = {
+    'mmpretrain': ('head.num_classes', ),
+    'mmdet': ('roi_head.bbox_head.num_classes', 'roi_head.mask_head.num_classes',
+              'bbox_head.num_classes'),
+    'mmseg': ('decode_head.num_classes', 'auxiliary_head.num_classes'),
+}
+
+
+def config_values(node, path: str, field: str) -> Iterator[Tuple[str, object]]:
+    """(field, value) at the dotted ``path`` under ``node`` (named ``field``),
+    into every element of a list on the way; nothing where a key is absent."""
+    if isinstance(node, (list, tuple)):
+        for index, item in enumerate(node):
+            yield from config_values(item, path, f'{field}[{index}]')
+        return
+    if not path:
+        yield field, node
+        return
+    key, _, rest = path.partition('.')
+    if isinstance(node, dict) and key in node:
+        yield from config_values(node[key], rest, f'{field}.{key}')
+
+
+def dataset_class_count(dataset) -> Optional[Tuple[str, int]]:
+    """(field, count) of the classes a data set config declares (its
+    ``num_classes``, or the names in ``metainfo.classes`` / ``classes``),
+    looking through wrappers (``dataset=``); None if it declares none."""
+    field = 'dataset'
+    while isinstance(dataset, dict) and isinstance(dataset.get('dataset'), dict):
+        dataset, field = dataset['dataset'], field + '.dataset'
+    if not isinstance(dataset, dict):
+        return None
+    if isinstance(dataset.get('num_classes'), int):
+        return f'{field}.num_classes', dataset['num_classes']
+    for key, classes in (('metainfo.classes', (dataset.get('metainfo') or {}).get('classes')),
+                         ('classes', dataset.get('classes'))):
+        if isinstance(classes, (list, tuple)):
+            return f'{field}.{key}', len(classes)
+    return None
+
+
+def check_class_counts(cfg: Config) -> None:
+    """Refuse a model head whose class count differs from the classes a
+    dataloader's data set declares (e.g. a COCO config's 80-class head on a
+    data set of 3 classes, which mmdet trains without a word).
+
+    Raises:
+        SetupError: Naming both fields and their values.
+    """
+    heads = [(field, value)
+             for path in CLASS_COUNT_FIELDS.get(cfg.get('default_scope'), ())
+             for field, value in config_values(cfg.get('model'), path, 'model')
+             if isinstance(value, int)]
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        declared = dataset_class_count((cfg.get(loader) or {}).get('dataset'))
+        if declared is None:
+            continue
+        field, count = declared
+        for head, num_classes in heads:
+            if num_classes != count:
+                raise SetupError(f'{head}={num_classes} but {loader}.{field} declares {count} '
+                                 f'classes: set {head}={count} (and every other head\'s '
+                                 'num_classes), or fix the classes')
+
+
 def build_runner(cfg: Config) -> Runner:
     """Check what would only fail later (data, schedule, AMP, CPU distribution),
     choose the model wrapper of a distributed run, then build."""
     check_schedule(cfg)
+    check_class_counts(cfg)
     try:
         check_data_roots(cfg)
     except FileNotFoundError as err:
