@@ -81,6 +81,13 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
     assert rows[0]['activation_rate'] == pytest.approx(logged, abs=1e-6)
     assert rows[0]['prediction'].split()[0] in ('building', 'sky', 'tree', 'road', 'grass')
 
+    # Without meta.dataset_meta (a converter's output) the classes are named as the
+    # trained checkpoint's meta names them (mmseg's inferencer would use Cityscapes').
+    plain = without_meta(dyt_ade_checkpoint, tmp_path / 'plain.pth')
+    _, plain_rows = run_demo(DYT_ADE_CFG, plain, images, data_workspace,
+                             tmp_path / 'plain' / 'demo')
+    assert plain_rows[0]['prediction'] == rows[0]['prediction']
+
 
 def without_meta(checkpoint, out):
     """``checkpoint``'s weights alone, as a converter writes them (no ``meta``)."""
@@ -91,31 +98,20 @@ def without_meta(checkpoint, out):
 
 def test_a_checkpoint_without_class_names_and_a_large_photo(dyt_digits_checkpoint, data_workspace,
                                                             tmp_path):
-    """A converter's output holds no ``meta.dataset_meta``: the predictions are
-    named as with the trained checkpoint's meta (the class folders, the config
-    names none), and a 640x480 photo runs at the model's 32x32 through the
-    config's test pipeline."""
+    """A converter's output holds no ``meta.dataset_meta``: the digits are named
+    by their numbers, as their class folders are (mmpretrain's inferencer
+    failed with KeyError 'pred_class'), and a 640x480 photo runs at the
+    model's 32x32 through the config's test pipeline."""
     photo = str(tmp_path / 'photo.jpg')
     cv2.imwrite(photo, np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8))
     images = [first_test_images(DYT_DIGITS_CFG, data_workspace, 1)[0], photo]
     plain = without_meta(dyt_digits_checkpoint, tmp_path / 'plain.pth')
-    _, named = run_demo(DYT_DIGITS_CFG, dyt_digits_checkpoint, images, data_workspace,
-                        tmp_path / 'with-meta' / 'demo')
-    _, rows = run_demo(DYT_DIGITS_CFG, plain, images, data_workspace, tmp_path / 'without' / 'demo')
-    assert [row['prediction'] for row in rows] == [row['prediction'] for row in named]
+    _, rows = run_demo(DYT_DIGITS_CFG, plain, images, data_workspace, tmp_path / 'demo')
+    for row in rows:
+        name, score = row['prediction'].split()
+        assert name in [str(d) for d in range(10)] and 0 <= float(score.strip('()')) <= 1
     # full resolution would be a 160x120 patch grid: over 1000 times the tokens
     assert 0.5 < rows[1]['gflops'] / rows[0]['gflops'] < 2
-
-
-def test_segmentation_without_class_names_uses_the_config_s(dyt_ade_checkpoint, data_workspace,
-                                                            tmp_path):
-    """mmseg's inferencer would name the classes after Cityscapes'."""
-    image = first_test_images(DYT_ADE_CFG, data_workspace, 1)
-    plain = without_meta(dyt_ade_checkpoint, tmp_path / 'plain.pth')
-    _, named = run_demo(DYT_ADE_CFG, dyt_ade_checkpoint, image, data_workspace,
-                        tmp_path / 'with-meta' / 'demo')
-    _, rows = run_demo(DYT_ADE_CFG, plain, image, data_workspace, tmp_path / 'without' / 'demo')
-    assert rows[0]['prediction'] == named[0]['prediction']
 
 
 @pytest.mark.parametrize(
