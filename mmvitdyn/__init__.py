@@ -3,10 +3,15 @@
 Importing the package registers its modules in MMEngine's root registries,
 so configs of any scope (mmpretrain, mmdet, mmseg) find them through
 ``custom_imports=dict(imports=['mmvitdyn'], allow_failed_imports=False)``.
+The modules that build on mmpretrain, mmdet or mmseg are registered by name
+and imported, with their library, when a config first uses one
+(:mod:`mmvitdyn.lazy_registry`).
 """
 from . import version_check  # noqa: F401  (first: stops on an unsupported torch/mmcv/mmengine)
 from . import datasets, engine, learngene, models  # noqa: F401
+from .lazy_registry import install_lazy_entries
 from .utils import register_checkpoint_schemes
 from .version import __version__  # noqa: F401
 
+install_lazy_entries()
 register_checkpoint_schemes()

@@ -1,15 +1,19 @@
 """Data sets: the generated defaults, data-root checks, and data set classes
-whose errors name unreadable files and unusable annotations."""
+whose errors name unreadable files and unusable annotations
+(``FileCheckedCustomDataset``, ``FileCheckedCocoDataset``,
+``FileCheckedADE20KDataset``, ``FileCheckedBaseSegDataset``: imported with
+their library on first use)."""
+from ..lazy_registry import lazy_exports
 from .annotation_checks import AnnotationError, CheckClassLabels, CheckCocoRecords, CheckSegLabels
 from .data_roots import check_data_roots
-from .file_errors import (DataFileError, FileCheckedADE20KDataset, FileCheckedCocoDataset,
-                          FileCheckedCustomDataset, NameFilesOnError)
+from .file_errors import DataFileError, NameFilesOnError
 from .generators import (GENERATORS, GeneratedSet, generate_ade_shapes, generate_coco_shapes,
                          generate_digits)
 
+__getattr__ = lazy_exports(__name__)
+
 __all__ = [
     'AnnotationError', 'CheckClassLabels', 'CheckCocoRecords', 'CheckSegLabels', 'DataFileError',
-    'FileCheckedADE20KDataset', 'FileCheckedCocoDataset', 'FileCheckedCustomDataset', 'GENERATORS',
-    'GeneratedSet', 'NameFilesOnError', 'check_data_roots', 'generate_ade_shapes',
+    'GENERATORS', 'GeneratedSet', 'NameFilesOnError', 'check_data_roots', 'generate_ade_shapes',
     'generate_coco_shapes', 'generate_digits'
 ]

@@ -98,8 +98,8 @@ class CheckClassLabels:
                        if num_classes is None else f'0..{num_classes - 1} ({num_classes} classes)')
             named = ', '.join(f"line {line} ({info['img_path']} {info['gt_label']})"
                               for line, info in bad[:MAX_NAMED])
-            raise AnnotationError(f'annotation file {self.ann_file}: {len(bad)} labels outside '
-                                  f'{allowed}: {named}')
+            raise AnnotationError(f'annotation file {self.ann_file}: {len(bad)} '
+                                  f"label{'s' if len(bad) > 1 else ''} outside {allowed}: {named}")
         return data_list
 
 
@@ -111,9 +111,15 @@ class CheckSegLabels:
     ``gt_sem_seg`` (shape (1, H, W)): the file must pass
     :func:`label_map_problem`, and every value, as loaded (after
     ``reduce_zero_label`` and the class map), must be a class index
-    0..num_classes-1 or ``ignore_index``. A failure raises
+    0..num_classes-1, 255 (what ``reduce_zero_label`` and mmseg's class map
+    write) or ``ignore_index``; the file is checked once. A failure raises
     :class:`AnnotationError` naming the label map, the values and the range.
     """
+
+    def __init__(self, *args, **kwargs):
+        # Label maps whose file passed label_map_problem (checked once each).
+        self.readable_label_maps = set()
+        super().__init__(*args, **kwargs)
 
     def prepare_data(self, idx: int):
         results = super().prepare_data(idx)
@@ -123,17 +129,21 @@ class CheckSegLabels:
         if not maps:
             return results
         path = self.get_data_info(idx)['seg_map_path']
-        problem = label_map_problem(path, self.backend_args)
-        if problem:
-            raise AnnotationError(f'label map {path} cannot be used: {problem}')
+        if path not in self.readable_label_maps:
+            problem = label_map_problem(path, self.backend_args)
+            if problem:
+                raise AnnotationError(f'label map {path} cannot be used: {problem}')
+            self.readable_label_maps.add(path)
         num_classes = len(self.metainfo['classes'])
+        # 255: what reduce_zero_label and mmseg's class map write for "no class"
+        ignored = sorted({255, self.ignore_index})
         for seg in maps:
-            bad = ((seg < 0) | (seg >= num_classes)) & (seg != self.ignore_index)
+            bad = ((seg < 0) | (seg >= num_classes)) & ~np.isin(seg, ignored)
             if bad.any():
                 raise AnnotationError(
                     f'label map {path} holds label values {np.unique(seg[bad]).tolist()} '
-                    f'outside 0..{num_classes - 1} ({num_classes} classes) and ignore_index '
-                    f'{self.ignore_index}{self.loaded_values_note()}')
+                    f'outside 0..{num_classes - 1} ({num_classes} classes) and the ignored '
+                    f'{ignored}{self.loaded_values_note()}')
         return results
 
     def loaded_values_note(self) -> str:

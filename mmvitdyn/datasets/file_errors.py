@@ -7,20 +7,16 @@ annotation file, mmseg's ``LoadAnnotations`` a Pillow ``OSError`` (or
 mmcv's ``LoadImageFromFile`` OpenCV's ``!buf.empty()`` for an empty image.
 :class:`NameFilesOnError` wraps a data set's two reading steps and, when one
 fails because of a file, raises :class:`DataFileError` naming it; other
-errors pass through unchanged. The registered subclasses below, which the
-configs of the generated and the real data sets use, also check their
-annotations (:mod:`.annotation_checks`).
+errors pass through unchanged. The registered subclasses that the configs
+of the generated and the real data sets use (:mod:`.custom`, :mod:`.coco`,
+:mod:`.ade`) also check their annotations (:mod:`.annotation_checks`).
 """
 from typing import Optional
 
 import mmcv
-from mmdet.datasets import CocoDataset
 from mmengine import fileio
-from mmengine.registry import DATASETS
-from mmpretrain.datasets import CustomDataset
-from mmseg.datasets import ADE20KDataset
 
-from .annotation_checks import AnnotationError, CheckClassLabels, CheckCocoRecords, CheckSegLabels
+from .annotation_checks import AnnotationError
 
 # The per-sample files of mmpretrain, mmdet and mmseg data infos.
 FILE_KEYS = ('img_path', 'seg_map_path')
@@ -81,21 +77,3 @@ class NameFilesOnError:
                 if problem:
                     raise DataFileError(f'{key} {path} cannot be read: {problem}') from err
             raise
-
-
-@DATASETS.register_module()
-class FileCheckedCustomDataset(CheckClassLabels, NameFilesOnError, CustomDataset):
-    """mmpretrain's ``CustomDataset`` whose errors name unreadable files and
-    labels outside the classes (``num_classes``: see :class:`CheckClassLabels`)."""
-
-
-@DATASETS.register_module()
-class FileCheckedCocoDataset(CheckCocoRecords, NameFilesOnError, CocoDataset):
-    """mmdet's ``CocoDataset`` whose errors name unreadable files and
-    unusable annotations (:class:`CheckCocoRecords`)."""
-
-
-@DATASETS.register_module()
-class FileCheckedADE20KDataset(CheckSegLabels, NameFilesOnError, ADE20KDataset):
-    """mmseg's ``ADE20KDataset`` whose errors name unreadable files and
-    unusable label maps (:class:`CheckSegLabels`)."""

@@ -231,8 +231,8 @@ def check_pretrained_checkpoints(cfg: Config) -> None:
 # a list on the way, e.g. several auxiliary heads, is followed into each).
 CLASS_COUNT_FIELDS = {
     'mmpretrain': ('head.num_classes', ),
-    'mmdet': ('roi_head.bbox_head.num_classes', 'roi_head.mask_head.num_classes',
-              'bbox_head.num_classes'),
+    'mmdet':
+    ('roi_head.bbox_head.num_classes', 'roi_head.mask_head.num_classes', 'bbox_head.num_classes'),
     'mmseg': ('decode_head.num_classes', 'auxiliary_head.num_classes'),
 }
 
@@ -263,8 +263,9 @@ def dataset_class_count(dataset) -> Optional[Tuple[str, int]]:
         return None
     if isinstance(dataset.get('num_classes'), int):
         return f'{field}.num_classes', dataset['num_classes']
-    for key, classes in (('metainfo.classes', (dataset.get('metainfo') or {}).get('classes')),
-                         ('classes', dataset.get('classes'))):
+    for key, classes in (('metainfo.classes', (dataset.get('metainfo')
+                                               or {}).get('classes')), ('classes',
+                                                                        dataset.get('classes'))):
         if isinstance(classes, (list, tuple)):
             return f'{field}.{key}', len(classes)
     return None
@@ -278,8 +279,7 @@ def check_class_counts(cfg: Config) -> None:
     Raises:
         SetupError: Naming both fields and their values.
     """
-    heads = [(field, value)
-             for path in CLASS_COUNT_FIELDS.get(cfg.get('default_scope'), ())
+    heads = [(field, value) for path in CLASS_COUNT_FIELDS.get(cfg.get('default_scope'), ())
              for field, value in config_values(cfg.get('model'), path, 'model')
              if isinstance(value, int)]
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):

@@ -18,16 +18,18 @@ The steps, one module each: ``attention_distance`` (step 1, MAD per head),
 ``visualization`` plots the MAD table. The layers a descendant uses (the
 learnable FFN expansion, tied heads) and TLEG's Aux-Net are in
 :mod:`mmvitdyn.models`: this package reads the models, the models do not
-import it.
+import it. The Swin modules import mmpretrain when first used
+(:mod:`mmvitdyn.lazy_registry`).
 """
+from ..lazy_registry import lazy_exports
 from ..models.backbones import LinearExpansionViT, expansion_coefficients
 from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, CondenseSettings,
-                         SwinAncestry, ViTAncestry, WindowAttentionDistanceRecorder, ancestry_for)
+                         ViTAncestry, ancestry_for)
 from .artefacts import (BlockLearngene, FFNGroup, Learngene, LearngeneLayer, SwinLearngene,
                         TLEGLearngene, block_sources, learngene_blocks)
 from .attention_distance import attention_distance, patch_attention, patch_distances
 from .builder import build_learngene, condense, mean_attention_distance, record_attention_distance
-from .descendants import INIT_MODES, DyTLearngeneViT, LearngeneSwin, LearngeneViT
+from .descendants import INIT_MODES, DyTLearngeneViT, LearngeneViT
 from .ffn_grouping import explicit_groups, group_ffns
 from .head_clustering import (HeadCluster, cluster_heads, dbscan_clusters, dbscan_labels,
                               kmeans_clusters, make_cluster, priority_order)
@@ -37,16 +39,18 @@ from .inheritance import (FFN_SHARING, HEAD_SCHEDULES, LINEAR_HEAD_SCHEDULES, De
                           plan_whole_layers)
 from .visualization import plot_mad
 
+__getattr__ = lazy_exports(__name__)
+
 __all__ = [
     'Ancestry', 'AttentionDistanceRecorder', 'BlockLearngene', 'CENTROIDS', 'CondenseSettings',
     'DescendantPlan', 'DyTLearngeneViT', 'FFNGroup', 'FFNRun', 'FFN_SHARING', 'HEAD_SCHEDULES',
     'HeadCluster', 'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'Learngene', 'LearngeneLayer',
-    'LearngeneViT', 'LearngeneSwin', 'LinearExpansionViT', 'SwinAncestry', 'SwinLearngene',
-    'TLEGLearngene', 'ViTAncestry', 'WindowAttentionDistanceRecorder', 'ancestry_for',
-    'attention_distance', 'block_sources', 'build_learngene', 'cluster_heads', 'condense',
-    'copy_into', 'dbscan_clusters', 'dbscan_labels', 'expansion_coefficients', 'explicit_groups',
-    'ffn_runs', 'group_ffns', 'head_assignment', 'heads_from_omega', 'heads_per_layer',
-    'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks', 'make_cluster',
-    'mean_attention_distance', 'patch_attention', 'patch_distances', 'plan_descendant',
-    'plan_whole_layers', 'plot_mad', 'priority_order', 'record_attention_distance'
+    'LearngeneViT', 'LinearExpansionViT', 'SwinLearngene', 'TLEGLearngene', 'ViTAncestry',
+    'ancestry_for', 'attention_distance', 'block_sources', 'build_learngene', 'cluster_heads',
+    'condense', 'copy_into', 'dbscan_clusters', 'dbscan_labels', 'expansion_coefficients',
+    'explicit_groups', 'ffn_runs', 'group_ffns', 'head_assignment', 'heads_from_omega',
+    'heads_per_layer', 'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks',
+    'make_cluster', 'mean_attention_distance', 'patch_attention', 'patch_distances',
+    'plan_descendant', 'plan_whole_layers', 'plot_mad', 'priority_order',
+    'record_attention_distance'
 ]

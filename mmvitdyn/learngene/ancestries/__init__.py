@@ -1,9 +1,12 @@
-"""Ancestry families: what learngene building reads of each kind of ancestry."""
+"""Ancestry families: what learngene building reads of each kind of ancestry
+(``SwinAncestry`` and its recorder: imported with mmpretrain on first use)."""
+from ...lazy_registry import lazy_exports
 from .base import CENTROIDS, Ancestry, CondenseSettings, ancestry_for
-from .swin import SwinAncestry, WindowAttentionDistanceRecorder
 from .vit import AttentionDistanceRecorder, ViTAncestry
 
+__getattr__ = lazy_exports(__name__)
+
 __all__ = [
-    'Ancestry', 'AttentionDistanceRecorder', 'CENTROIDS', 'CondenseSettings', 'SwinAncestry',
-    'ViTAncestry', 'WindowAttentionDistanceRecorder', 'ancestry_for'
+    'Ancestry', 'AttentionDistanceRecorder', 'CENTROIDS', 'CondenseSettings', 'ViTAncestry',
+    'ancestry_for'
 ]

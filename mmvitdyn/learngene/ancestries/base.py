@@ -5,11 +5,16 @@ An :class:`Ancestry` wraps an ancestry backbone of one family (mmvitdyn's
 depend on the family: the attention recorder (step 1, MAD), the condense
 step (steps 2-3: clusters and FFN groups) and the extract step (step 4: the
 learngene). :func:`ancestry_for` finds the family of a backbone; a family
-registers itself with ``ancestry_for.register(BackboneClass)(AncestryClass)``.
+registers itself with ``ancestry_for.register(BackboneClass)(AncestryClass)``
+in a module of this package, which :func:`ancestry_for` imports when no family
+registered so far takes the backbone (the Swin family imports mmpretrain).
 """
+import pkgutil
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import singledispatch
+from importlib import import_module
 from typing import Callable, List, Optional, Sequence, Union
 
 import torch
@@ -67,12 +72,24 @@ def ancestry_for(backbone: nn.Module) -> Ancestry:
     """The :class:`Ancestry` of ``backbone``'s family.
 
     Raises:
-        ValueError: No family is registered for its class.
+        ValueError: No family module registers its class.
     """
+    if import_family_modules():
+        return ancestry_for(backbone)
     families = sorted(cls.__name__ for cls in ancestry_for.registry if cls is not object)
     raise ValueError(f'{type(backbone).__name__} is not an ancestry family learngenes are built '
                      f'from ({", ".join(families)} or their subclasses); convert the checkpoint '
                      "to mmvitdyn's ViT first (tools/model_converters/)")
+
+
+def import_family_modules() -> bool:
+    """Import the modules of this package not imported yet; whether there were any."""
+    package = sys.modules[__package__]
+    names = [f'{__package__}.{info.name}' for info in pkgutil.iter_modules(package.__path__)]
+    missing = [name for name in names if name not in sys.modules]
+    for name in missing:
+        import_module(name)
+    return bool(missing)
 
 
 @dataclass(frozen=True)

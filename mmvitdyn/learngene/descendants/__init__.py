@@ -1,5 +1,8 @@
-"""Descendants: backbones initialised from a learngene, one module per family."""
-from .swin import LearngeneSwin
+"""Descendants: backbones initialised from a learngene, one module per family
+(``LearngeneSwin``: imported with mmpretrain on first use)."""
+from ...lazy_registry import lazy_exports
 from .vit import INIT_MODES, DyTLearngeneViT, LearngeneViT
 
-__all__ = ['DyTLearngeneViT', 'INIT_MODES', 'LearngeneSwin', 'LearngeneViT']
+__getattr__ = lazy_exports(__name__)
+
+__all__ = ['DyTLearngeneViT', 'INIT_MODES', 'LearngeneViT']

@@ -1,4 +1,7 @@
-from .dynamicvit_classifier import DynamicViTClassifier
-from .dyt_classifier import DyTImageClassifier
+"""Image classifiers on mmpretrain's ``ImageClassifier`` (imported with
+mmpretrain on first use)."""
+from ...lazy_registry import lazy_exports
+
+__getattr__ = lazy_exports(__name__)
 
 __all__ = ['DyTImageClassifier', 'DynamicViTClassifier']

@@ -1,3 +1,6 @@
-from .dyt_mask_rcnn import DyTMaskRCNN
+"""Detectors on mmdet's (imported with mmdet on first use)."""
+from ...lazy_registry import lazy_exports
+
+__getattr__ = lazy_exports(__name__)
 
 __all__ = ['DyTMaskRCNN']

@@ -1,3 +1,4 @@
+from ...lazy_registry import lazy_exports
 from .adapter import Adapter, MoEAdapter
 from .adapter_block import AdapterBlock, build_adapter
 from .attention import Attention
@@ -13,7 +14,6 @@ from .mlp import Mlp
 from .patch_embed import PatchEmbed
 from .policy_attention import PolicyAttention
 from .pos_embed import resize_pos_embed
-from .quick_gelu import QuickGELU
 from .rel_pos_attention import RelPosAttention
 from .supplied_tensors import hold, release, supplied
 from .token_dispatcher import TokenDispatcher
@@ -21,13 +21,15 @@ from .token_predictor import TokenPredictor
 from .window_ops import (decomposed_rel_pos_bias, get_rel_pos, resize_rel_pos, window_partition,
                          window_token_mask, window_unpartition)
 
+__getattr__ = lazy_exports(__name__)
+
 __all__ = [
     'Adapter', 'AdapterBlock', 'Attention', 'Block', 'DISPATCH_PARTS', 'DYT_PARTS', 'DyTBlock',
     'GATED_SUBLAYERS', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed',
     'PolicyAttention', 'SHARED_HEAD_PARAMS', 'SharedHeads', 'TokenDispatcher', 'TokenPredictor',
     'attention_with_shared_heads', 'build_adapter', 'expanded_mlp', 'heads_are_shared',
     'is_dyt_param', 'masked_softmax_attention', 'resize_pos_embed', 'share_heads',
-    'supplied_head_name', 'unshare_heads', 'LayerNorm2d', 'LayerScale', 'QuickGELU',
-    'RelPosAttention', 'decomposed_rel_pos_bias', 'get_rel_pos', 'hold', 'release',
-    'resize_rel_pos', 'supplied', 'window_partition', 'window_token_mask', 'window_unpartition'
+    'supplied_head_name', 'unshare_heads', 'LayerNorm2d', 'LayerScale', 'RelPosAttention',
+    'decomposed_rel_pos_bias', 'get_rel_pos', 'hold', 'release', 'resize_rel_pos', 'supplied',
+    'window_partition', 'window_token_mask', 'window_unpartition'
 ]

@@ -1,3 +1,6 @@
-from .dyt_encoder_decoder import DyTEncoderDecoder
+"""Segmentors on mmseg's (imported with mmseg on first use)."""
+from ...lazy_registry import lazy_exports
+
+__getattr__ = lazy_exports(__name__)
 
 __all__ = ['DyTEncoderDecoder']
