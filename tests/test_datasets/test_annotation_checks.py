@@ -62,7 +62,7 @@ def test_a_label_outside_the_classes_names_the_file_and_the_line(tmp_path, label
     image = tmp_path / '2.png'
     with pytest.raises(AnnotationError) as info:
         classification_set(tmp_path, ann_file, **classes)
-    assert str(info.value) == (f'annotation file {ann_file}: 1 labels outside 0..9 (10 classes): '
+    assert str(info.value) == (f'annotation file {ann_file}: 1 label outside 0..9 (10 classes): '
                                f'line 3 ({image} {label})')
 
 
@@ -95,7 +95,10 @@ def test_an_empty_list_file_is_named(tmp_path):
 # Segmentation: ADE20K layout, images/ and annotations/ with the same stems.
 
 
-def segmentation_set(root, label_map: np.ndarray, **kwargs):
+def segmentation_set(root,
+                     label_map: np.ndarray,
+                     dataset_type: str = 'FileCheckedADE20KDataset',
+                     **kwargs):
     """A one-sample ADE20K-layout set whose label map (uint8, uint16, or with
     channels) is ``label_map``; its test pipeline loads and packs it."""
     for folder in ('images/validation', 'annotations/validation'):
@@ -109,7 +112,7 @@ def segmentation_set(root, label_map: np.ndarray, **kwargs):
     ]
     return build(
         'mmseg',
-        type='FileCheckedADE20KDataset',
+        type=dataset_type,
         data_root=str(root),
         data_prefix=dict(img_path='images/validation', seg_map_path='annotations/validation'),
         pipeline=pipeline,
@@ -137,9 +140,9 @@ REDUCED = (', as loaded after reduce_zero_label (file value v becomes v - 1, and
 
 @pytest.mark.parametrize(
     'kwargs,value,named', [
-        (THREE_ADE, 200, f'[199] outside 0..2 (3 classes) and ignore_index 255{REDUCED}'),
+        (THREE_ADE, 200, f'[199] outside 0..2 (3 classes) and the ignored [255]{REDUCED}'),
         (dict(reduce_zero_label=False), 150,
-         '[150] outside 0..149 (150 classes) and ignore_index 255'),
+         '[150] outside 0..149 (150 classes) and the ignored [255]'),
     ],
     ids=['reduced-class-map', 'plain'])
 def test_a_label_outside_the_classes_names_the_map_and_the_values(tmp_path, kwargs, value, named):
@@ -148,6 +151,27 @@ def test_a_label_outside_the_classes_names_the_map_and_the_values(tmp_path, kwar
     with pytest.raises(AnnotationError) as info:
         dataset[0]
     assert str(info.value) == f'label map {path} holds label values {named}'
+
+
+OWN_CLASSES = dict(
+    dataset_type='FileCheckedBaseSegDataset',
+    metainfo=dict(classes=('road', 'car', 'tree')),
+    reduce_zero_label=False,
+    ignore_index=254)
+
+
+def test_a_data_set_of_your_own_keeps_its_ignore_index_and_255(tmp_path):
+    """BaseSegDataset (a user's classes) uses the values as they are; both its
+    ignore_index and the 255 of mmseg's own "no class" are allowed."""
+    dataset = segmentation_set(tmp_path / 'ok', label_values(values=(0, 1, 2, 254, 255)),
+                               **OWN_CLASSES)
+    assert set(dataset[0]['data_samples'].gt_sem_seg.data.unique().tolist()) == {0, 1, 2, 254, 255}
+    dataset = segmentation_set(tmp_path / 'bad', label_values(values=(0, 3, 254)), **OWN_CLASSES)
+    with pytest.raises(
+            AnnotationError,
+            match=r'values \[3\] outside 0..2 \(3 classes\) and '
+            r'the ignored \[254, 255\]$'):
+        dataset[0]
 
 
 def test_a_16_bit_label_map_is_refused_with_its_wide_values(tmp_path):
@@ -234,7 +258,7 @@ def test_a_declared_size_unlike_the_file_is_named(tmp_path):
             AnnotationError,
             match=f'^annotation file {ann_file}, image id 1 '
             rf'\({tmp_path}/img/a.jpg\): declared height x width 40 x 30, but the '
-            'file decodes to 20 x 30$'):
+            r'file decodes to 20 x 30 \(as detectron2'):
         dataset[0]
 
 
