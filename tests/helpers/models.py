@@ -30,6 +30,16 @@ def tiny_backbone_cfg(type: str = 'ViT', **kwargs) -> dict:
     }
 
 
+def shrink_to_tiny(backbone: dict) -> None:
+    """Make a config's ViT ``backbone`` dict the tiny ViT, random (no checkpoint)."""
+    backbone.update(
+        arch=dict(TINY_ARCH),
+        img_size=IMG_SIZE,
+        patch_size=PATCH_SIZE,
+        init_cfg=None,
+        **random_frozen(MODELS.get(backbone['type'])))
+
+
 def random_frozen(model_cls) -> dict:
     """``allow_random_frozen=True`` for a backbone class with frozen weights."""
     frozen = isinstance(model_cls, type) and issubclass(model_cls, AdapterViT)

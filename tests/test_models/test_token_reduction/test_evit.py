@@ -10,7 +10,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from helpers.configs import dyt_config
-from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
+from helpers.models import TINY_ARCH, images, shrink_to_tiny, tiny
 from mmvitdyn.models import DyTViT
 
 PATCHES = 16  # the tiny 4 x 4 grid; 17 tokens with the class token
@@ -121,12 +121,7 @@ def test_configs_train_their_classifier_with_evit(name, bottleneck):
     assert (backbone.dispatch, backbone.adapter_cfg.bottleneck) == (None, bottleneck)
     assert backbone.token_reduction == dict(
         type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True)  # the paper's ViT-B
-    backbone.update(
-        arch=TINY_ARCH,
-        img_size=IMG_SIZE,
-        patch_size=PATCH_SIZE,
-        init_cfg=None,
-        allow_random_frozen=True)
+    shrink_to_tiny(backbone)
     backbone.token_reduction.locations = (1, 2)
     cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     init_default_scope('mmpretrain')

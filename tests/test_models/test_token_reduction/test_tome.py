@@ -10,7 +10,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from helpers.configs import dyt_config
-from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
+from helpers.models import TINY_ARCH, images, shrink_to_tiny, tiny
 from mmvitdyn.models import DyTViT
 from mmvitdyn.models.token_reduction.tome import bipartite_soft_matching
 
@@ -161,12 +161,7 @@ def test_configs_train_their_classifier_with_tome(name, dispatch, bottleneck):
     backbone = cfg.model.backbone
     assert (backbone.dispatch, backbone.adapter_cfg.bottleneck) == (dispatch, bottleneck)
     assert backbone.token_reduction == dict(type='ToMe', r=10)  # matched FLOPs (see config)
-    backbone.update(
-        arch=TINY_ARCH,
-        img_size=IMG_SIZE,
-        patch_size=PATCH_SIZE,
-        init_cfg=None,
-        allow_random_frozen=True)
+    shrink_to_tiny(backbone)
     backbone.token_reduction.r = 3
     cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     init_default_scope('mmpretrain')

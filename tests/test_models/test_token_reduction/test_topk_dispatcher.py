@@ -9,7 +9,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from helpers.configs import DYT_CONFIG_DIR, RANDOM_FROZEN, dyt_config
-from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
+from helpers.models import TINY_ARCH, images, shrink_to_tiny, tiny
 from helpers.tools import run_tool
 from mmvitdyn.models import DyTViT, TokenDispatcher
 
@@ -200,12 +200,7 @@ def test_configs_change_only_the_dispatcher_and_the_rate_loss(name):
     assert cfg.model == base_model
     for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'train_dataloader'):
         assert cfg[key] == base[key], key
-    cfg.model.backbone.update(
-        arch=TINY_ARCH,
-        img_size=IMG_SIZE,
-        patch_size=PATCH_SIZE,
-        init_cfg=None,
-        allow_random_frozen=True)
+    shrink_to_tiny(cfg.model.backbone)
     cfg.model.head.in_channels = TINY_ARCH['embed_dims']
     with DefaultScope.overwrite_default_scope('mmpretrain'):
         model = MODELS.build(cfg.model)
