@@ -298,11 +298,11 @@ def build_runner(cfg: Config) -> Runner:
     """Check what would only fail later (data, schedule, AMP, CPU distribution),
     choose the model wrapper of a distributed run, then build."""
     check_schedule(cfg)
-    check_class_counts(cfg)
     try:
         check_data_roots(cfg)
     except FileNotFoundError as err:
         raise SetupError(str(err)) from err
+    check_class_counts(cfg)
     if cfg.get('optim_wrapper', {}).get('type') == 'AmpOptimWrapper' and not _has_accelerator():
         raise SetupError('optim_wrapper type AmpOptimWrapper needs a GPU and none is visible; '
                          "on the CPU use --cfg-options optim_wrapper.type=OptimWrapper")

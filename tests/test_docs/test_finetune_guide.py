@@ -13,6 +13,7 @@ from helpers.guides import (CLS_CONFIG, DIGIT_CLASSES, EXAMPLES, FINETUNE_GUIDE,
                             run_command)
 from helpers.tools import REPO, load_tool, logged_metrics
 from mmvitdyn.datasets import check_data_roots
+from mmvitdyn.engine.runner_setup import SetupError, check_class_counts
 
 VTAB_TEMPLATE = REPO / 'configs/dyt/vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py'
 
@@ -57,6 +58,14 @@ def test_the_ann_file_trap_and_its_fix(guide_workspace, monkeypatch, capsys):
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         fixed[loader].dataset.ann_file = ''
     check_data_roots(fixed)
+    with pytest.raises(
+            SetupError,
+            match='model.head.num_classes=3 but train_dataloader.dataset.'
+            'num_classes declares 100 classes'):
+        check_class_counts(fixed)
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        fixed[loader].dataset.num_classes = 3
+    check_class_counts(fixed)
 
 
 def test_classification_image_folder(classification_run):
