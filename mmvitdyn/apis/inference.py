@@ -19,32 +19,20 @@ from mmpretrain.apis import ImageClassificationInferencer
 from mmseg.apis import MMSegInferencer
 from torch import nn
 
+from ..engine.runner_setup import head_class_counts, inner_dataset
 from .model import init_model
-
-
-def first_num_classes(cfg) -> Optional[int]:
-    """The first ``num_classes`` in ``cfg`` (a model config), depth first."""
-    if isinstance(cfg, dict):
-        if isinstance(cfg.get('num_classes'), int):
-            return cfg['num_classes']
-        values = cfg.values()
-    elif isinstance(cfg, (list, tuple)):
-        values = cfg
-    else:
-        return None
-    return next((n for n in map(first_num_classes, values) if n is not None), None)
 
 
 def config_dataset_meta(cfg, source: str) -> dict:
     """Class names and palette for a model whose checkpoint (``source``) has none.
 
-    From the config's test data set, as the data set would build them: its
-    class's ``METAINFO`` updated by the config's ``metainfo`` (a file path
-    read as one name per line) and mmpretrain's ``classes``. Without class
-    names there (an ImageFolder set takes them from its folders), the
-    classes are numbered ``'0'..'N-1'`` from the model's ``num_classes`` and
-    a warning says so. A palette of the wrong length or none is replaced by
-    fixed random colours, one per class.
+    From the config's test data set (inside any wrapper), as the data set
+    would build them: its class's ``METAINFO`` updated by the config's
+    ``metainfo`` (a file path read as one name per line) and mmpretrain's
+    ``classes``. Without class names there (an ImageFolder set takes them
+    from its folders), the classes are numbered ``'0'..'N-1'`` from the
+    model head's ``num_classes`` and a warning says so. A palette of the
+    wrong length or none is replaced by fixed random colours, one per class.
 
     Returns:
         dict: ``classes`` (tuple[str]) and ``palette`` (list of (R, G, B)).
@@ -52,7 +40,7 @@ def config_dataset_meta(cfg, source: str) -> dict:
     Raises:
         ValueError: Neither the data set nor the model names a class count.
     """
-    test_set = cfg.test_dataloader.dataset
+    _, test_set = inner_dataset(cfg.test_dataloader.dataset)
     metainfo = dict(test_set.get('metainfo') or {})
     if test_set.get('classes') is not None:
         metainfo.setdefault('classes', test_set.classes)
@@ -62,10 +50,11 @@ def config_dataset_meta(cfg, source: str) -> dict:
         else metainfo
     classes = meta.get('classes')
     if not classes:
-        num_classes = first_num_classes(cfg.model)
-        if num_classes is None:
+        heads = head_class_counts(cfg)
+        if not heads:
             raise ValueError(f'{source} holds no class names (meta.dataset_meta), and neither '
                              "the config's test data set nor its model names a class count")
+        num_classes = heads[0][1]
         classes = tuple(str(i) for i in range(num_classes))
         MMLogger.get_current_instance().warning(
             f'{source} holds no class names (meta.dataset_meta) and the config\'s test data set '

@@ -9,7 +9,7 @@ mmcv's ``LoadImageFromFile`` OpenCV's ``!buf.empty()`` for an empty image.
 fails because of a file, raises :class:`DataFileError` naming it; other
 errors pass through unchanged. The registered subclasses that the configs
 of the generated and the real data sets use (:mod:`.custom`, :mod:`.coco`,
-:mod:`.ade`) also check their annotations (:mod:`.annotation_checks`).
+:mod:`.segmentation`) also check their annotations (:mod:`.annotation_checks`).
 """
 from typing import Optional
 

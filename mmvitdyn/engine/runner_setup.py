@@ -4,7 +4,7 @@ mmseg configs alike (chosen by the config's ``default_scope``)."""
 import os
 import os.path as osp
 from contextlib import contextmanager
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from mmengine.config import Config
 from mmengine.device import get_device
@@ -12,7 +12,7 @@ from mmengine.registry import MODELS, RUNNERS
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
-from ..utils import WorkDirLock, is_local_path
+from ..utils import WorkDirLock, check_int, is_local_path
 from .distributed import default_model_wrapper, init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
@@ -119,8 +119,10 @@ def enable_visualization(cfg: Config, show_dir: str, interval: int = 1) -> None:
     hook = cfg.default_hooks.get('visualization')
     if hook is None:
         raise SetupError('--show-dir needs default_hooks.visualization in the config')
-    if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
-        raise SetupError(f'--show-interval {interval!r} must be an int >= 1')
+    try:
+        check_int(interval, '--show-interval', minimum=1)
+    except ValueError as err:
+        raise SetupError(str(err)) from err
     hook.update(scope['vis_on'], interval=interval)
     if scope['vis_dir_key']:
         hook[scope['vis_dir_key']] = show_dir
@@ -252,13 +254,27 @@ def config_values(node, path: str, field: str) -> Iterator[Tuple[str, object]]:
         yield from config_values(node[key], rest, f'{field}.{key}')
 
 
+def head_class_counts(cfg: Config) -> List[Tuple[str, int]]:
+    """(field, num_classes) of every head of ``cfg.model`` that has a class
+    count, where its scope's models keep it (:data:`CLASS_COUNT_FIELDS`)."""
+    return [(field, value) for path in CLASS_COUNT_FIELDS.get(cfg.get('default_scope'), ())
+            for field, value in config_values(cfg.get('model'), path, 'model')
+            if isinstance(value, int)]
+
+
+def inner_dataset(dataset, field: str = 'dataset') -> Tuple[str, object]:
+    """The data set config inside wrappers (``RepeatDataset(dataset=...)``
+    ...) and its field, e.g. ``('dataset.dataset', {...})``."""
+    while isinstance(dataset, dict) and isinstance(dataset.get('dataset'), dict):
+        dataset, field = dataset['dataset'], field + '.dataset'
+    return field, dataset
+
+
 def dataset_class_count(dataset) -> Optional[Tuple[str, int]]:
     """(field, count) of the classes a data set config declares (its
     ``num_classes``, or the names in ``metainfo.classes`` / ``classes``),
     looking through wrappers (``dataset=``); None if it declares none."""
-    field = 'dataset'
-    while isinstance(dataset, dict) and isinstance(dataset.get('dataset'), dict):
-        dataset, field = dataset['dataset'], field + '.dataset'
+    field, dataset = inner_dataset(dataset)
     if not isinstance(dataset, dict):
         return None
     if isinstance(dataset.get('num_classes'), int):
@@ -279,9 +295,7 @@ def check_class_counts(cfg: Config) -> None:
     Raises:
         SetupError: Naming both fields and their values.
     """
-    heads = [(field, value) for path in CLASS_COUNT_FIELDS.get(cfg.get('default_scope'), ())
-             for field, value in config_values(cfg.get('model'), path, 'model')
-             if isinstance(value, int)]
+    heads = head_class_counts(cfg)
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         declared = dataset_class_count((cfg.get(loader) or {}).get('dataset'))
         if declared is None:
