@@ -1,9 +1,14 @@
 """mmvitdyn: DyT and Cluster-Learngene for OpenMMLab 2.x."""
+import shutil
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
+# What OpenMMLab's mim (`mim search mmvitdyn`) and mmvitdyn.apis read from an
+# installed package's `.mim/` folder: the model index and the configs it names.
+MIM_FILES = ('model-index.yml', 'configs')
 
 
 def read_requirements(name: str) -> list:
@@ -12,28 +17,53 @@ def read_requirements(name: str) -> list:
     return [line.split('#')[0].strip() for line in lines if line.split('#')[0].strip()]
 
 
+def copy_mim_files(package_dir: Path) -> None:
+    """Copy ``MIM_FILES`` from the source tree into ``package_dir/.mim``."""
+    for name in MIM_FILES:
+        source, target = HERE / name, package_dir / '.mim' / name
+        if source.is_dir():
+            shutil.copytree(
+                source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns('__pycache__'))
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
+class BuildPyWithMim(build_py):
+    """``build_py`` that also puts ``MIM_FILES`` into the built package, as
+    OpenMMLab packages ship them (wheels, ``pip install .``). An editable
+    install builds no package: mmvitdyn.apis reads the checkout's files."""
+
+    def run(self):
+        super().run()
+        if not self.editable_mode:
+            copy_mim_files(Path(self.build_lib) / 'mmvitdyn')
+
+
 version = {}
 exec((HERE / 'mmvitdyn' / 'version.py').read_text(), version)
 
-setup(
-    name='mmvitdyn',
-    version=version['__version__'],
-    description='Dynamic Tuning (DyT) and Cluster-Learngene ViTs for OpenMMLab 2.x',
-    long_description=(HERE / 'README.md').read_text(encoding='utf-8'),
-    long_description_content_type='text/markdown',
-    packages=find_packages(include=['mmvitdyn', 'mmvitdyn.*']),
-    # The code needs 3.8 (math.prod, typing.get_args, Path.unlink(missing_ok=True)),
-    # as torch 2.1 to 2.4 (requirements/torch.txt: >= 2.1) do.
-    python_requires='>=3.8',
-    classifiers=[
-        'License :: OSI Approved :: Apache Software License',
-        'Programming Language :: Python :: 3',
-        *(f'Programming Language :: Python :: 3.{minor}' for minor in range(8, 13)),
-        'Topic :: Scientific/Engineering :: Artificial Intelligence',
-    ],
-    # Ranges only, and no torch / torchvision: an existing environment keeps its
-    # own (requirements/torch.txt; importing mmvitdyn checks torch's version).
-    install_requires=read_requirements('runtime'),
-    extras_require={'tests': read_requirements('tests')},
-    license='Apache-2.0',
-)
+if __name__ == '__main__':  # setuptools runs this file as __main__; tests read MIM_FILES
+    setup(
+        name='mmvitdyn',
+        version=version['__version__'],
+        description='Dynamic Tuning (DyT) and Cluster-Learngene ViTs for OpenMMLab 2.x',
+        long_description=(HERE / 'README.md').read_text(encoding='utf-8'),
+        long_description_content_type='text/markdown',
+        packages=find_packages(include=['mmvitdyn', 'mmvitdyn.*']),
+        # The code needs 3.8 (math.prod, typing.get_args, Path.unlink(missing_ok=True)),
+        # as torch 2.1 to 2.4 (requirements/torch.txt: >= 2.1) do.
+        python_requires='>=3.8',
+        classifiers=[
+            'License :: OSI Approved :: Apache Software License',
+            'Programming Language :: Python :: 3',
+            *(f'Programming Language :: Python :: 3.{minor}' for minor in range(8, 13)),
+            'Topic :: Scientific/Engineering :: Artificial Intelligence',
+        ],
+        # Ranges only, and no torch / torchvision: an existing environment keeps its
+        # own (requirements/torch.txt; importing mmvitdyn checks torch's version).
+        install_requires=read_requirements('runtime'),
+        extras_require={'tests': read_requirements('tests')},
+        license='Apache-2.0',
+        cmdclass={'build_py': BuildPyWithMim},
+    )

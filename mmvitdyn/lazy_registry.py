@@ -25,9 +25,17 @@ LIBRARY_MODULES: Dict[str, Dict[str, Optional[Registry]]] = {
     'mmvitdyn.datasets.custom': {
         'FileCheckedCustomDataset': DATASETS
     },
+    'mmvitdyn.learngene.ancestries.levit': {
+        'LeViTAncestry': None,
+        'LeViTAttentionDistanceRecorder': None
+    },
     'mmvitdyn.learngene.ancestries.swin': {
         'SwinAncestry': None,
         'WindowAttentionDistanceRecorder': None
+    },
+    'mmvitdyn.learngene.descendants.levit': {
+        'LearngeneLeViT': MODELS,
+        'levit_arch': None
     },
     'mmvitdyn.learngene.descendants.swin': {
         'LearngeneSwin': MODELS

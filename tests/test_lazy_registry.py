@@ -141,7 +141,7 @@ def test_an_unknown_backbone_names_every_family_lazy_ones_included():
         except ValueError as err:
             print(json.dumps(str(err)))""")
     assert message.startswith('Linear is not an ancestry family learngenes are built from '
-                              '(SwinTransformer, ViT or their subclasses)')
+                              '(LeViT, SwinTransformer, ViT or their subclasses)')
 
 
 @pytest.fixture

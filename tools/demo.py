@@ -177,12 +177,13 @@ def main():
             row['gflops'] = json.load(f)['flops'] / 1e9
     speed_json = osp.join(args.work_dir, 'speed.json')
     demo.run('speed', 'tools/analysis_tools/benchmark.py', '--trained', VIT_CONFIG, vit_ckpt,
-             DYT_CONFIG, dyt_ckpt, '--num-images', '128', '--json', speed_json)
+             DYT_CONFIG, dyt_ckpt, '--batch-sizes', '128', '--device', 'cpu', '--json', speed_json)
     with open(speed_json) as f:
-        speed = json.load(f)['models']
+        speed = json.load(f)['rows']
     timed_rows = [rows['ViT (6 layers, 6 heads), dense'], rows['DyT on that ViT (target rate 0.5)']]
     for row, timed in zip(timed_rows, speed):
-        row['img/s'], row['speed-up'] = timed['images_per_s'], timed['speedup']
+        row['img/s'], row['speed-up'] = (timed['images_per_s']['median'],
+                                         timed['speedup']['median'])
 
     demo.step('4/6 Cluster-Learngene: learngene of the ViT -> descendant with 3 heads a layer')
     learngene = osp.join(args.work_dir, 'learngene',

@@ -99,6 +99,12 @@ fi
 
 step "5/6 install OpenMMLab packages, test tools and mmvitdyn (editable)"
 "${PIP[@]}" install -q -c "$CONSTRAINTS" -r "$REPO/requirements/runtime.txt" -r "$REPO/requirements/tests.txt"
+# openmim (`mim search mmvitdyn`) without its dependencies: it requires
+# opendatalab, whose openxlab pins setuptools, requests and rich to versions
+# the stack above cannot take, and `mim search` never imports either. What mim
+# does import (click, model-index, pandas, tabulate, requests, rich, pip) comes
+# with the stack and requirements/tests.txt.
+"${PIP[@]}" install -q --no-deps -c "$CONSTRAINTS" openmim
 "${PIP[@]}" install -q --no-deps --no-build-isolation -e "$REPO"
 
 step "6/6 check the stack imports and mmcv's ops run"

@@ -1,6 +1,7 @@
 # Auto-Learngene row of Table 2 on CUB-200-2011: the 6-layer descendant of
 # learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_cub-224px initialised from
-# DeiT-S's blocks 0-5 in its six layers; its embeddings and classifier start
+# DeiT-S's blocks 0-5 in its six layers; its embeddings and final norm are
+# DeiT-S's too (as the paper's comparison loads them), its classifier starts
 # random. The learngene: see deit-s-p16_ancestry_in1k-224px.py.
 _base_ = ['./learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_cub-224px.py']
 model = dict(

@@ -1,8 +1,8 @@
-# Heuristic-Learngene row of Table 2 on iNaturalist 2019: the 6-layer
-# descendant of
-# learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_inat2019-224px initialised
-# from DeiT-S's last three blocks in its layers 3-5 (layers 0-2 start random);
-# its embeddings and classifier start random. The learngene: see
+# Heuristic-Learngene row of Table 2 on iNaturalist 2019: the 6-layer descendant
+# of learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_inat2019-224px
+# initialised from DeiT-S's last three blocks in its layers 3-5 (layers 0-2
+# start random); its embeddings and final norm are DeiT-S's too (as the paper's
+# comparison loads them), its classifier starts random. The learngene: see
 # deit-s-p16_ancestry_in1k-224px.py.
 _base_ = ['./learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_inat2019-224px.py']
 model = dict(

@@ -1,8 +1,9 @@
 # TLEG row of Table 2 on Oxford Flowers-102: the 6-layer descendant of
-# learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_flowers102-224px
-# initialised by TLEG's linear expansion, layer l = theta_A + l / 5 theta_B, of
-# the learngene trained in tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py; its
-# embeddings and classifier start random.
+# learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_flowers102-224px initialised
+# by TLEG's linear expansion, layer l = theta_A + l / 5 theta_B, of the
+# learngene trained in tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py; its
+# embeddings and final norm are the Aux-Net's too (as TLEG's public code loads
+# them), its classifier starts random.
 _base_ = ['./learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_flowers102-224px.py']
 model = dict(
     backbone=dict(init_mode='tleg', learngene='checkpoints/tleg-learngene_vit-s-p16_in1k.pth'))

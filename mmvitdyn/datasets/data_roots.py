@@ -57,6 +57,39 @@ REAL_DATA_HINTS = {
     'unpack the images there and write meta/train2019.txt and '
     "meta/val2019.txt with one '<file_name> <category_id>' line per entry of "
     "the JSON files' images and annotations",
+    'data/stanford_dogs':
+    'download images.tar and lists.tar from '
+    'http://vision.stanford.edu/aditya86/ImageNetDogs/ and unpack them into '
+    'data/stanford_dogs (Images/, train_list.mat, test_list.mat), then write '
+    "meta/train.txt and meta/test.txt with one '<file_list entry> <labels entry - 1>' "
+    'line per entry of train_list.mat / test_list.mat',
+    'data/nabirds':
+    'download nabirds.tar.gz from https://dl.allaboutbirds.org/nabirds and unpack it '
+    'into data/ (nabirds/images/, images.txt, image_class_labels.txt, '
+    "train_test_split.txt), then write meta/train.txt and meta/test.txt with one "
+    "'<images.txt path> <label>' line per image that train_test_split.txt marks 1 / 0, "
+    "the label being the rank of the image's class id among the 555 sorted ids of "
+    'image_class_labels.txt',
+    'data/svhn':
+    "save the 'train' and 'test' splits of torchvision's SVHN (it downloads them "
+    'and maps the label 10 to 0) as image files in class folders, '
+    'data/svhn/{train,test}/{0..9}/<index>.png',
+    'data/dtd':
+    'download dtd-r1.0.1.tar.gz from https://www.robots.ox.ac.uk/~vgg/data/dtd/ and '
+    "unpack it into data/ (dtd/images/, dtd/imdb/imdb.mat, dtd/labels/), as mmpretrain's "
+    'DTD reads it',
+    'data/eurosat':
+    'download EuroSAT_RGB.zip from https://zenodo.org/records/7711810 and unzip it into '
+    "data/eurosat (EuroSAT_RGB/<class>/*.jpg), then write meta/train.txt (torchgeo's "
+    'eurosat-train.txt and eurosat-val.txt images) and meta/test.txt (eurosat-test.txt) '
+    "with one '<class>/<file>.jpg <label>' line per image, the label being the class "
+    "folder's rank in sorted order",
+    'data/resisc45':
+    'download NWPU-RESISC45.rar (https://gcheng-nwpu.github.io/#Datasets) and unpack it '
+    "into data/resisc45 (NWPU-RESISC45/<class>/*.jpg), then write meta/train.txt "
+    "(torchgeo's resisc45-train.txt and resisc45-val.txt images) and meta/test.txt "
+    "(resisc45-test.txt) with one '<class>/<file>.jpg <label>' line per image, the "
+    "label being the class folder's rank in sorted order",
 }
 
 

@@ -7,26 +7,26 @@ The steps, one module each: ``attention_distance`` (step 1, MAD per head),
 ``builder`` runs steps 1-4 for any ancestry. By family:
 
 - ``ancestries/``: what building reads of an ancestry family (``ViT``,
-  mmpretrain's ``SwinTransformer``): its MAD recorder, condense and extract
-  steps, found by :func:`ancestry_for`.
-- ``artefacts/``: the learngene files (``vit``, ``swin``; the baselines'
-  ``block`` (Heuristic-, Auto-Learngene) and ``tleg``), on the shared file
-  format of ``file_format``.
+  mmpretrain's ``SwinTransformer`` and ``LeViT``): its MAD recorder,
+  condense and extract steps, found by :func:`ancestry_for`.
+- ``artefacts/``: the learngene files (``vit``, ``swin``, ``levit``; the
+  baselines' ``block`` (Heuristic-, Auto-Learngene) and ``tleg``), on the
+  shared file format of ``file_format``.
 - ``descendants/``: the backbones that inherit them (``LearngeneViT``,
-  ``DyTLearngeneViT``, ``LearngeneSwin``).
+  ``DyTLearngeneViT``, ``LearngeneSwin``, ``LearngeneLeViT``).
 
 ``visualization`` plots the MAD table. The layers a descendant uses (the
 learnable FFN expansion, tied heads) and TLEG's Aux-Net are in
 :mod:`mmvitdyn.models`: this package reads the models, the models do not
-import it. The Swin modules import mmpretrain when first used
+import it. The Swin and LeViT modules import mmpretrain when first used
 (:mod:`mmvitdyn.lazy_registry`).
 """
 from ..lazy_registry import lazy_exports
 from ..models.backbones import LinearExpansionViT, expansion_coefficients
 from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, CondenseSettings,
                          ViTAncestry, ancestry_for)
-from .artefacts import (BlockLearngene, FFNGroup, Learngene, LearngeneLayer, SwinLearngene,
-                        TLEGLearngene, block_sources, learngene_blocks)
+from .artefacts import (BlockLearngene, FFNGroup, Learngene, LearngeneLayer, LeViTLearngene,
+                        SwinLearngene, TLEGLearngene, block_sources, learngene_blocks)
 from .attention_distance import attention_distance, patch_attention, patch_distances
 from .builder import build_learngene, condense, mean_attention_distance, record_attention_distance
 from .descendants import INIT_MODES, DyTLearngeneViT, LearngeneViT
@@ -44,13 +44,13 @@ __getattr__ = lazy_exports(__name__)
 __all__ = [
     'Ancestry', 'AttentionDistanceRecorder', 'BlockLearngene', 'CENTROIDS', 'CondenseSettings',
     'DescendantPlan', 'DyTLearngeneViT', 'FFNGroup', 'FFNRun', 'FFN_SHARING', 'HEAD_SCHEDULES',
-    'HeadCluster', 'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'Learngene', 'LearngeneLayer',
-    'LearngeneViT', 'LinearExpansionViT', 'SwinLearngene', 'TLEGLearngene', 'ViTAncestry',
-    'ancestry_for', 'attention_distance', 'block_sources', 'build_learngene', 'cluster_heads',
-    'condense', 'copy_into', 'dbscan_clusters', 'dbscan_labels', 'expansion_coefficients',
-    'explicit_groups', 'ffn_runs', 'group_ffns', 'head_assignment', 'heads_from_omega',
-    'heads_per_layer', 'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks',
-    'make_cluster', 'mean_attention_distance', 'patch_attention', 'patch_distances',
-    'plan_descendant', 'plan_whole_layers', 'plot_mad', 'priority_order',
+    'HeadCluster', 'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'LeViTLearngene', 'Learngene',
+    'LearngeneLayer', 'LearngeneViT', 'LinearExpansionViT', 'SwinLearngene', 'TLEGLearngene',
+    'ViTAncestry', 'ancestry_for', 'attention_distance', 'block_sources', 'build_learngene',
+    'cluster_heads', 'condense', 'copy_into', 'dbscan_clusters', 'dbscan_labels',
+    'expansion_coefficients', 'explicit_groups', 'ffn_runs', 'group_ffns', 'head_assignment',
+    'heads_from_omega', 'heads_per_layer', 'inherit_attention', 'kmeans_clusters', 'layer_sources',
+    'learngene_blocks', 'make_cluster', 'mean_attention_distance', 'patch_attention',
+    'patch_distances', 'plan_descendant', 'plan_whole_layers', 'plot_mad', 'priority_order',
     'record_attention_distance'
 ]

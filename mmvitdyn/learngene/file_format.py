@@ -6,11 +6,12 @@ dicts, lists, numbers, strings and tensors: a ``format`` and a ``version``
 entry, then one entry per dataclass field. Files are read by mmvitdyn's
 safe checkpoint loader (never unpickled in full) and written atomically.
 The checks raise ``ValueError`` naming the field, its value and what is
-allowed.
+allowed. A kind that changed its layout reads its older versions through
+:meth:`LearngeneFile.upgrade`.
 """
 import dataclasses
 import os.path as osp
-from typing import Any, ClassVar, Dict, Optional, Tuple
+from typing import Any, ClassVar, Dict, Optional, Sequence, Tuple
 
 import torch
 
@@ -21,9 +22,14 @@ NORM_KEYS = ('weight', 'bias')
 
 
 # ------------------------------------------------------------------- I/O
-def load_file(path: str, file_format: str, version: int, tool: str, mmap: bool = False) -> dict:
-    """Read a learngene file and check its ``format`` and ``version``;
-    ``tool`` (under tools/learngene/) is named if the file is missing.
+def load_file(path: str,
+              file_format: str,
+              versions: Sequence[int],
+              tool: str,
+              mmap: bool = False) -> dict:
+    """Read a learngene file and check its ``format`` and that its ``version``
+    is one of ``versions``; ``tool`` (under tools/learngene/) is named if the
+    file is missing or corrupted.
 
     Raises:
         FileNotFoundError: No such file.
@@ -39,7 +45,7 @@ def load_file(path: str, file_format: str, version: int, tool: str, mmap: bool =
             f'learngene file {path!r} is corrupted or not a torch file: '
             f'{type(err).__name__}: {err} (learngene files are only ever read as '
             f'plain data, trusted or not; rebuild it with tools/learngene/{tool})') from err
-    check_format(data, file_format, version, f'learngene file {path!r}')
+    check_format(data, file_format, versions, f'learngene file {path!r}')
     return data
 
 
@@ -51,11 +57,28 @@ class LearngeneFile:
     file's ``format`` and ``version`` entries) and ``WRITER``, the tool
     under tools/learngene/ that writes such files (named when a file is
     missing). A field whose entries are not plain data (nested dataclasses)
-    is converted by :meth:`encode_field` / :meth:`decode_field`.
+    is converted by :meth:`encode_field` / :meth:`decode_field`. Files of
+    the versions in ``OLDER_VERSIONS`` are read through :meth:`upgrade`.
     """
     FILE_FORMAT: ClassVar[str]
     FILE_VERSION: ClassVar[int]
+    OLDER_VERSIONS: ClassVar[Tuple[int, ...]] = ()
     WRITER: ClassVar[str]
+
+    @classmethod
+    def versions(cls) -> Tuple[int, ...]:
+        """The file versions this kind reads: its own and ``OLDER_VERSIONS``."""
+        return (cls.FILE_VERSION, *cls.OLDER_VERSIONS)
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """The content of a file of one of ``OLDER_VERSIONS`` (a dict of the
+        fields, unchecked) in this version's layout.
+
+        Raises:
+            ValueError: The old file cannot be read as this version (named).
+        """
+        raise NotImplementedError(f'{cls.__name__} reads no older file versions')
 
     def encode_field(self, name: str, value: Any) -> Any:
         """Field ``name`` as file data; dicts and lists are copied one level."""
@@ -81,8 +104,10 @@ class LearngeneFile:
             ValueError: Naming ``source`` and the missing, mistyped or
                 inconsistent field.
         """
-        check_format(data, cls.FILE_FORMAT, cls.FILE_VERSION, source)
+        check_format(data, cls.FILE_FORMAT, cls.versions(), source)
         try:
+            if data['version'] != cls.FILE_VERSION:
+                data = cls.upgrade(dict(data))
             learngene = cls(
                 **{
                     item.name: cls.decode_field(item.name, require(data, item.name, ''))
@@ -111,19 +136,22 @@ class LearngeneFile:
             FileNotFoundError: No such file.
             ValueError: The file is corrupted, of another kind, or inconsistent.
         """
-        data = load_file(path, cls.FILE_FORMAT, cls.FILE_VERSION, cls.WRITER, mmap)
+        data = load_file(path, cls.FILE_FORMAT, cls.versions(), cls.WRITER, mmap)
         return cls.from_dict(data, f'learngene file {path!r}')
 
 
-def check_format(data, file_format: str, version: int, source: str) -> None:
-    """``data`` is a dict of ``file_format`` and ``version``; ``source`` names it in errors."""
+def check_format(data, file_format: str, versions: Sequence[int], source: str) -> None:
+    """``data`` is a dict of ``file_format`` and of one of ``versions``;
+    ``source`` names it in errors."""
     if not isinstance(data, dict) or data.get('format') != file_format:
         found = data.get('format') if isinstance(data, dict) else None
         raise ValueError(f'{source} is not a learngene of format {file_format!r} (its format '
                          f'entry is {found!r})')
-    if data.get('version') != version:
-        raise ValueError(f"{source} has {file_format} version {data.get('version')!r}; this "
-                         f'mmvitdyn reads version {version}')
+    version = data.get('version')
+    if type(version) is not int or version not in versions:
+        readable = ', '.join(map(str, versions))
+        raise ValueError(f'{source} has {file_format} version {version!r}; this mmvitdyn reads '
+                         f'version {readable}')
 
 
 # ---------------------------------------------------------------- checks

@@ -277,6 +277,20 @@ def copy_state(module: nn.Module, state: dict, name: str, field: str, inherited:
         inherited[f'{name}.{key}'] = value.numel()
 
 
+def copy_tensors(module: nn.Module, state: dict, name: str, inherited: Dict[str, int]) -> None:
+    """Set every tensor of ``state`` (its dotted name in ``module`` -> value)
+    in ``module`` (``name`` in the descendant) and record each in
+    ``inherited`` (descendant name -> size).
+
+    Raises:
+        ValueError: A tensor is mis-shaped (named).
+    """
+    for key, value in state.items():
+        owner, _, leaf = key.rpartition('.')
+        copy_into(module.get_submodule(owner), leaf, value, f'{name}.{key}')
+        inherited[f'{name}.{key}'] = value.numel()
+
+
 def copy_into(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:
     """Set parameter ``name`` of ``module`` to ``value``, after a shape check
     naming ``label``."""

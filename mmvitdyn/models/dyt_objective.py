@@ -3,9 +3,12 @@ from typing import Dict
 
 import torch
 
+from ..utils import check_number
+
 DYT_BACKBONE_METHODS = ('complete_mode', 'rate_loss', 'activation_rates', 'dispatch_masks')
-# What the minimum-activation hinge compares with ``token_minimal``.
-TOKEN_MINIMAL_PER = ('layer', 'token')
+# What the minimum-activation hinge compares with ``token_minimal``: the activation
+# rate of each image in each layer, of each layer over the batch, or each token's mask.
+TOKEN_MINIMAL_PER = ('image_layer', 'layer', 'token')
 
 
 class DyTObjectiveMixin:
@@ -15,12 +18,22 @@ class DyTObjectiveMixin:
     a DyT backbone.
 
     The minimum-activation hinge is
-    ``rate_loss_weight * token_minimal_weight * sum(max(0, token_minimal - rate))``
-    over the dispatched layers (block parts), logged as ``loss_rate_min``.
-    With ``token_minimal_per='layer'`` ``rate`` is each layer's activation
-    rate (mean straight-through mask over images and patch tokens); with
-    ``'token'`` it is every single token's mask and the sum runs over images,
-    layers and tokens (docs/recipes.md, design notes).
+    ``rate_loss_weight * token_minimal_weight * sum(max(0, token_minimal - rate))``,
+    logged as ``loss_rate_min``. The rates are means of the straight-through
+    masks over patch tokens, and ``token_minimal_per`` says over which:
+
+    - ``'image_layer'`` (default): one rate per image and dispatched layer
+      (block part), the sum over both. This is the rule the official loss
+      documents (its mask is ``(b, num_layer, l)``, averaged over ``l``):
+      every image keeps at least ``token_minimal`` of its tokens in every
+      layer, whatever the other images of the batch do.
+    - ``'layer'``: one rate per layer over the whole batch (an image may
+      skip a layer entirely if another keeps enough tokens in it).
+    - ``'token'``: every token's mask is a rate of its own (the official
+      code as written, whose mean runs over a size-1 axis): each skipped
+      token costs ``token_minimal``.
+
+    (docs/recipes.md, design notes.)
 
     Args:
         rate_loss_weight (float): Weight of the activation-rate loss; 0 turns
@@ -32,8 +45,9 @@ class DyTObjectiveMixin:
             Defaults to 0.
         token_minimal_weight (float): Weight of the hinge (>= 0); 0 turns it
             off. Defaults to 0.
-        token_minimal_per (str): 'layer' (default) or 'token' (the public
-            code as written): what the hinge compares with ``token_minimal``.
+        token_minimal_per (str): What the hinge compares with
+            ``token_minimal``: 'image_layer', 'layer' or 'token' (see above).
+            Defaults to 'image_layer'.
         **kwargs: Arguments of the model class.
     """
 
@@ -44,7 +58,7 @@ class DyTObjectiveMixin:
                  distill_loss: bool = False,
                  token_minimal: float = 0.0,
                  token_minimal_weight: float = 0.0,
-                 token_minimal_per: str = 'layer',
+                 token_minimal_per: str = 'image_layer',
                  **kwargs):
         super().__init__(*args, **kwargs)
         missing = [name for name in DYT_BACKBONE_METHODS if not hasattr(self.backbone, name)]
@@ -52,12 +66,9 @@ class DyTObjectiveMixin:
             raise TypeError(f'{type(self).__name__} needs a DyT backbone (DyTViT, DyTViTDet); '
                             f'{type(self.backbone).__name__} has no {", ".join(missing)}')
         self.backbone.attach_objective(type(self).__name__)
-        if rate_loss_weight < 0:
-            raise ValueError(f'rate_loss_weight must be >= 0, got {rate_loss_weight}')
-        if not 0 <= token_minimal <= 1:
-            raise ValueError(f'token_minimal={token_minimal} must lie in [0, 1]')
-        if token_minimal_weight < 0:
-            raise ValueError(f'token_minimal_weight={token_minimal_weight} must be >= 0')
+        check_number(rate_loss_weight, 'rate_loss_weight', 0)
+        check_number(token_minimal, 'token_minimal', 0, 1)
+        check_number(token_minimal_weight, 'token_minimal_weight', 0)
         if token_minimal_per not in TOKEN_MINIMAL_PER:
             raise ValueError(f'token_minimal_per={token_minimal_per!r} is not one of '
                              f'{TOKEN_MINIMAL_PER}')
@@ -74,8 +85,11 @@ class DyTObjectiveMixin:
 
     def min_rate_loss(self) -> torch.Tensor:
         """``sum(max(0, token_minimal - rate))`` of the last forward (see the class docstring)."""
+        # Each dispatched layer's straight-through mask (B, N_patches).
         masks = [m for masks in self.backbone.dispatch_masks() for m in masks.values()]
-        if self.token_minimal_per == 'layer':
+        if self.token_minimal_per == 'image_layer':
+            masks = [m.mean(1) for m in masks]
+        elif self.token_minimal_per == 'layer':
             masks = [m.mean() for m in masks]
         return sum((self.token_minimal - m).clamp(min=0).sum() for m in masks)
 

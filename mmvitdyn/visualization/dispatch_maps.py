@@ -108,7 +108,8 @@ def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: 
             ax = axes[row, col]
             ax.imshow(view.image)
             if part in block:
-                active = block[part].reshape(view.grid).float().numpy()
+                # Soft top-k masks carry weights in (0, 1]: any nonzero entry runs the part.
+                active = (block[part] != 0).reshape(view.grid).float().numpy()
                 shade = np.zeros((*view.grid, 4))
                 shade[..., 0] = 1.0  # red
                 shade[..., 3] = 0.55 * (1 - active)

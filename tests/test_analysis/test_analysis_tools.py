@@ -1,12 +1,13 @@
 """tools/analysis_tools: get_flops.py and visualize_dispatch.py end to end."""
 import json
 import re
+from contextlib import contextmanager
 
 import pytest
 import torch
 
 from helpers.configs import DYT_COCO_CFG, DYT_DIGITS_CFG, VIT_DIGITS_CFG, first_test_images
-from helpers.tools import REPO, logged_test_scalars, run_tool
+from helpers.tools import REPO, load_tool, logged_test_scalars, run_tool
 
 
 def reported(text, label):
@@ -78,31 +79,129 @@ def test_visualize_dispatch_writes_pngs(data_workspace, tmp_path):
     assert all((out_dir / name).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' for name in written)
 
 
-def test_benchmark_runs_small(tmp_path):
-    out = run_tool([
-        'analysis_tools/benchmark.py', '--arch', 'tiny', '--img-size', 32, '--patch-size', 8,
-        '--batch-sizes', 2, '--rates', 1, 0.25, '--runs', 1, '--min-time', 0, '--no-memory'
-    ], tmp_path).stdout
-    # batch, setting, act. rate, img/s, speed-up, GFLOPs, FLOP ratio
-    rows = {
-        m[0]: [float(v) for v in m[1:]]
-        for m in re.findall(
-            r'^\s+2\s+(\w+(?: @ [\d.]+)?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)',
-            out, re.M)
-    }
-    assert set(rows) == {'dense', 'mlp @ 1', 'mlp @ 0.25'}, out
-    assert rows['mlp @ 0.25'][0] == 0.25 and rows['mlp @ 1'][0] == 1.0
-    assert rows['mlp @ 1'][4] == 1.0 < rows['mlp @ 0.25'][4]  # FLOP ratio dense / DyT
+@pytest.fixture
+def threads_kept():
+    """The tools' ``main()`` sets the process's torch threads: set them back after."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+@contextmanager
+def linear_output_dtypes():
+    """The dtypes of every ``nn.Linear`` output computed inside the block (a set)."""
+    dtypes = set()
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, args, out: dtypes.add(out.dtype)
+        if isinstance(module, torch.nn.Linear) else None)
+    try:
+        yield dtypes
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize('amp', [None, 'bf16'])
+def test_benchmark_rows_on_the_cpu(amp, tmp_path, threads_kept):
+    """Rows as JSON; with --amp bf16 the timed forwards compute in bfloat16 (fp32 without)."""
+    with linear_output_dtypes() as dtypes:
+        load_tool('analysis_tools/benchmark.py').main([
+            '--arch', 'tiny', '--img-size', '32', '--patch-size', '8', '--batch-sizes', '3',
+            '--rates', '1', '0.25', '--runs', '1', '--min-time', '0', '--threads', '1', '--device',
+            'cpu', '--json',
+            str(tmp_path / 'rows.json'), *(['--amp', amp] if amp else [])
+        ])
+    report = json.loads((tmp_path / 'rows.json').read_text())
+    rows = {row['model']: row for row in report['rows']}
+    assert list(rows) == ['dense', 'mlp @ 1', 'mlp @ 0.25']
+    assert {(r['batch_size'], r['device'], r['dtype']) for r in rows.values()} == \
+        {(3, 'cpu', amp or 'fp32')}
+    assert rows['mlp @ 0.25']['act_rate'] == 0.25 and rows['mlp @ 1']['act_rate'] == 1.0
+    # FLOP ratio dense / DyT: the tiny ViT (12 blocks, width 192, MLP 768) on 16 patches;
+    # DyT adds a gate (192 -> 1) per block and patch; at rate 0.25 four patches of 16 run
+    # each MLP and its norm: 12 x 12 x (2 x 192 x 768 + 5 x 192) FLOPs fewer (a LayerNorm
+    # counts 5 per element).
+    dense_flops = rows['dense']['gflops'] * 1e9
+    gates, saved = 12 * 16 * 192, 12 * 12 * (2 * 192 * 768 + 5 * 192)
+    assert rows['mlp @ 1']['flop_ratio'] == pytest.approx(
+        dense_flops / (dense_flops + gates), rel=1e-4)
+    assert rows['mlp @ 0.25']['flop_ratio'] == pytest.approx(
+        dense_flops / (dense_flops + gates - saved), rel=1e-4)
+    assert rows['dense']['speedup']['median'] == 1.0
+    assert rows['mlp @ 0.25']['images_per_s']['median'] > 0
+    assert (torch.bfloat16 in dtypes) == (amp == 'bf16')
+
+
+def test_benchmark_of_trained_models_on_their_validation_images(dyt_digits_checkpoint,
+                                                                data_workspace, monkeypatch,
+                                                                tmp_path, threads_kept):
+    """What the demo runs: the ViT and DyT configs side by side on one checkpoint (the ViT
+    loads its backbone), at two batch sizes of the first validation images; a config given
+    twice is timed twice, its models numbered."""
+    monkeypatch.chdir(data_workspace)
+    load_tool('analysis_tools/benchmark.py').main([
+        '--trained',
+        str(VIT_DIGITS_CFG), dyt_digits_checkpoint,
+        str(DYT_DIGITS_CFG), dyt_digits_checkpoint,
+        str(DYT_DIGITS_CFG), dyt_digits_checkpoint, '--batch-sizes', '3', '8', '--runs', '1',
+        '--min-time', '0', '--threads', '1', '--device', 'cpu', '--json',
+        str(tmp_path / 'rows.json')
+    ])
+    rows = json.loads((tmp_path / 'rows.json').read_text())['rows']
+    vit, dyt = VIT_DIGITS_CFG.stem, DYT_DIGITS_CFG.stem
+    models = [vit, f'{dyt} #2', f'{dyt} #3']
+    assert [(r['batch_size'], r['model']) for r in rows] == [(b, m) for b in (3, 8) for m in models]
+    # The static ViT: 6 blocks of 65 tokens, width 192, MLP 768, patch embedding, head.
+    tokens, c, layers = 65, 192, 6
+    analytic = (
+        layers * (tokens * (4 * c * c + 2 * c * 768) + 2 * tokens**2 * c) + 64 * c * 3 * 16 +
+        c * 10)
+    for row in rows[::3]:
+        assert row['gflops'] * 1e9 == pytest.approx(analytic, rel=0.01)  # + norms
+        assert row['act_rate'] == 1.0 and row['speedup']['median'] == 1.0
+    for first, second in zip(rows[1::3], rows[2::3]):  # the same model twice
+        assert 0 < first['act_rate'] == second['act_rate'] < 1
+        assert first['flop_ratio'] == second['flop_ratio'] > 1
 
 
 def test_benchmark_training_step_memory_worker(tmp_path):
     """One of the fresh processes the memory comparison starts, run directly."""
     out = run_tool([
-        'analysis_tools/benchmark.py', '--train-step-worker', 'dyt two-pass', '--arch', 'tiny',
-        '--img-size', 32, '--patch-size', 8, '--memory-batch', 2
+        'analysis_tools/benchmark_train.py', '--train-step-worker', 'dyt two-pass', '--arch',
+        'tiny', '--img-size', 32, '--patch-size', 8, '--batch-sizes', 2, '--device', 'cpu'
     ], tmp_path).stdout
     result = json.loads(out.strip().splitlines()[-1])
     assert result['growth_mb'] > 0 and result['peak_mb'] > result['growth_mb']
+    assert result['seconds'] > 0
+
+
+def test_benchmark_train_times_the_single_process_steps_side_by_side(monkeypatch, tmp_path,
+                                                                     threads_kept):
+    """The step-time part in-process (the memory workers' figures stubbed), under bf16."""
+    tool = load_tool('analysis_tools/benchmark_train.py')
+    growth = {name: 10. + i for i, name in enumerate(tool.TRAIN_MODES)}
+    monkeypatch.setattr(
+        tool, 'run_train_step_workers', lambda args, name, batch: dict(
+            growth_mb=growth[name],
+            peak_mb=100.,
+            seconds=1.,
+            ranks=tool.num_ranks(name, args.device)))
+    with linear_output_dtypes() as dtypes:
+        tool.main([
+            '--arch', 'tiny', '--img-size', '16', '--patch-size', '8', '--batch-sizes', '3',
+            '--runs', '2', '--threads', '1', '--device', 'cpu', '--amp', 'bf16', '--json',
+            str(tmp_path / 'train.json')
+        ])
+    assert dtypes == {torch.bfloat16}  # every step's forward passes run in bfloat16
+    rows = {row['model']: row for row in json.loads((tmp_path / 'train.json').read_text())['rows']}
+    assert list(rows) == list(tool.TRAIN_MODES)
+    base = growth['dyt dynamic only']
+    for name, row in rows.items():
+        assert row['growth_vs_dynamic'] == growth[name] / base
+        assert (row['batch_size'], row['dtype'], row['ranks']) == \
+            (3, 'bf16', 2 if name == 'dyt two-pass DDP' else 1)
+    assert 'step_s' not in rows['dyt two-pass DDP']  # its time: the worker's first step only
+    assert rows['dyt dynamic only']['step_vs_dynamic']['median'] == 1.0
+    assert all(row['step_s']['min'] > 0 for name, row in rows.items() if 'step_s' in row)
 
 
 @pytest.mark.parametrize(

@@ -259,7 +259,12 @@ def method(cfg) -> str:
     sizes = f"d {adapter.bottleneck}, s {number(adapter.scale)}"
     if backbone.dispatch is None:
         return f'AdaptFormer ({sizes})'
-    name = 'DyT' if adapter.num_experts == 1 else f'DyT+MoE ({adapter.num_experts} experts)'
+    if adapter.num_experts == 1:
+        name = 'DyT'
+    elif adapter.get('mixing', 'router') == 'adamix':
+        name = f'DyT-AdaMix ({adapter.num_experts} experts)'
+    else:
+        name = f'DyT+MoE ({adapter.num_experts} experts)'
     return f'{name}: {backbone.dispatch} dispatch, r {number(backbone.target_rate)}, {sizes}'
 
 

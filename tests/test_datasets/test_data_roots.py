@@ -24,6 +24,9 @@ REAL_CONFIGS = [
     ('imagenet_bs64_224', 'data/imagenet', 'image-net.org'),
     ('cifar100_bs64_224', 'data/cifar100', 'cifar-100-python.tar.gz'),
     ('vtab1k_bs64_224', 'data/vtab-1k/cifar', 'train800val200.txt'),
+    ('svhn_bs64_rrc_224', 'data/svhn', "torchvision's SVHN"),
+    # test_list_file_sets.py checks the sets read with list files.
+    ('dtd_bs64_deit_224', 'data/dtd', 'dtd-r1.0.1.tar.gz'),
 ]
 
 

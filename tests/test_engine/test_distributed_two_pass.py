@@ -7,7 +7,8 @@ losses are batch means, so the all-reduced mean of the two ranks' gradients is
 the gradient of the global batch; the rate loss is the square of a batch mean,
 a per-rank statistic (as in any data-parallel DyT run), so with it on the
 ranks' step is the mean of single-process steps on each half. SGD with lr 1:
-a step moves each weight by minus its gradient.
+a step moves each weight by minus its gradient. The single-process reference
+is the one-graph ``loss()`` with ``update_params``, not the two-pass step.
 """
 import socket
 
@@ -26,20 +27,29 @@ from mmvitdyn.engine.runner_setup import choose_model_wrapper
 
 WORLD, GLOBAL_BATCH = 2, 8
 
-# name -> (classifier arguments, wrapper arguments, accumulative_counts, iterations)
+# name -> (classifier arguments, backbone arguments, wrapper arguments,
+#          accumulative_counts, iterations)
 CASES = {
-    'global batch': (dict(rate_loss_weight=0.0), dict(), 1, 1),
-    'rate loss, unused-parameter search': (dict(), dict(find_unused_parameters=True), 1, 1),
-    'accumulate 2 iterations': (dict(rate_loss_weight=0.0), dict(), 2, 2),
+    'global batch': (dict(rate_loss_weight=0.0), dict(), dict(), 1, 1),
+    # The head reads block 1 of 3: block 2's adapter is in no graph (unused), its
+    # dispatcher in the rate loss's only.
+    'rate loss, unused-parameter search':
+    (dict(), dict(out_indices=1), dict(find_unused_parameters=True), 1, 1),
+    'accumulate 2 iterations': (dict(rate_loss_weight=0.0), dict(), dict(), 2, 2),
+}
+UNUSED = {
+    'backbone.blocks.2.adapter.down.weight', 'backbone.blocks.2.adapter.down.bias',
+    'backbone.blocks.2.adapter.up.weight', 'backbone.blocks.2.adapter.up.bias'
 }
 
 
-def build(classifier_args):
+def build(classifier_args, backbone_args):
     model = dyt_classifier(
         backbone=tiny_backbone_cfg(
             'DyTViT',
             adapter_cfg=dict(bottleneck=8, scale=1.0, dropout=0.0),
-            dispatcher_cfg=dict(tau=5.0, gumbel=False)),
+            dispatcher_cfg=dict(tau=5.0, gumbel=False),
+            **backbone_args),
         **classifier_args)
     spread_gates(model.backbone)  # each image its own activation rate, about half
     return model.train()
@@ -70,10 +80,11 @@ def worker(rank, port, out_dir):
     torch.set_num_threads(1)
     half = slice(rank * GLOBAL_BATCH // WORLD, (rank + 1) * GLOBAL_BATCH // WORLD)
     out = {}
-    for name, (classifier_args, wrapper_args, accumulate, iterations) in CASES.items():
+    for name, (classifier_args, backbone_args, wrapper_args, accumulate,
+               iterations) in CASES.items():
         ddp = MODEL_WRAPPERS.build(
             dict(type='CPUTwoPassDistributedDataParallel', **wrapper_args),
-            default_args=dict(module=build(classifier_args)))
+            default_args=dict(module=build(classifier_args, backbone_args)))
         calls = []
         ddp.register_comm_hook(calls, counting_allreduce)
         optim_wrapper = sgd(ddp.module, accumulative_counts=accumulate)
@@ -101,13 +112,16 @@ def ranks(tmp_path_factory):
 
 
 def single_process(name, part=slice(None)):
-    """Trainable weights after the case's iterations of ``train_step`` in this process,
-    on the global batches (or their ``part``)."""
-    classifier_args, _, accumulate, iterations = CASES[name]
-    model = build(classifier_args)
+    """Trainable weights after the case's iterations in this process, on the global
+    batches (or their ``part``), each a ``loss()`` (both passes in one graph) given to
+    ``update_params``."""
+    classifier_args, backbone_args, _, accumulate, iterations = CASES[name]
+    model = build(classifier_args, backbone_args)
     optim_wrapper = sgd(model, accumulative_counts=accumulate)
     for iteration in range(iterations):
-        model.train_step(iteration_batch(iteration, part), optim_wrapper)
+        data = model.data_preprocessor(iteration_batch(iteration, part), True)
+        losses = model.loss(data['inputs'], data['data_samples'])
+        optim_wrapper.update_params(model.parse_losses(losses)[0])
     return trainable(model)
 
 
@@ -123,13 +137,13 @@ def test_ranks_end_identical_after_one_all_reduce_per_update(ranks, name):
     assert all(torch.equal(first['params'][k], second['params'][k]) for k in first['params'])
     # The tiny model's trainable weights fit in one bucket: one all-reduce per
     # update, none on an iteration that only accumulates.
-    updates = [0] * (CASES[name][2] - 1) + [1]
+    updates = [0] * (CASES[name][3] - 1) + [1]
     assert first['reductions'] == second['reductions'] == updates
 
 
 @pytest.mark.parametrize('name', ['global batch', 'accumulate 2 iterations'])
 def test_step_equals_one_process_on_the_global_batch(ranks, name):
-    start = trainable(build(CASES[name][0]))
+    start = trainable(build(*CASES[name][:2]))
     expected = single_process(name)
     assert_same_weights(ranks[0][name]['params'], expected)
     # Not a trivial equality: the step moves the weights, and one rank's half alone
@@ -147,6 +161,15 @@ def test_with_the_rate_loss_the_step_is_the_mean_of_the_halves_steps(ranks):
     ]
     expected = {k: sum(h[k] for h in halves) / WORLD for k in halves[0]}
     assert_same_weights(ranks[0][name]['params'], expected)
+    # The case has parameters that no loss reaches (DDP must search for them), and they
+    # stay; every other trainable weight moves.
+    model = build(*CASES[name][:2])
+    start = trainable(model)
+    data = model.data_preprocessor(iteration_batch(0), True)
+    model.parse_losses(model.loss(data['inputs'], data['data_samples']))[0].backward()
+    assert {n for n, p in model.named_parameters() if p.requires_grad and p.grad is None} == UNUSED
+    moved = {k for k in start if not torch.equal(expected[k], start[k])}
+    assert moved == set(start) - UNUSED
 
 
 @pytest.mark.parametrize('model_type,on_cpu,wrapper', [
@@ -192,7 +215,7 @@ def test_a_wrapper_config_without_type_gets_the_two_pass_wrapper(on_cpu, wrapper
     (None, dict(detect_anomalous_params=True), ValueError, 'detect_anomalous_params=True'),
 ])
 def test_two_pass_wrapper_refuses_what_it_cannot_run(module, kwargs, error, message):
-    module = build({}) if module is None else module
+    module = build({}, {}) if module is None else module
     with pytest.raises(error, match=message):
         MODEL_WRAPPERS.build(
             dict(type='CPUTwoPassDistributedDataParallel', **kwargs),

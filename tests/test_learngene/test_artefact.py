@@ -155,11 +155,12 @@ def put(path, value):
 
 MISSING = [
     *[((key, ), rf': learngene {key} is missing')
-      for key in ('ancestry', 'settings', 'mad', 'embeddings', 'final_norm', 'layers', 'ffn_groups')
-      ],
+      for key in ('ancestry', 'settings', 'mad', 'embeddings', 'final_norm', 'layers',
+                  'layer_scales', 'ffn_groups')],
     *[(('ancestry', key), rf'ancestry\.{key} is missing')
       for key in ('embed_dims', 'num_layers', 'num_heads', 'head_dim', 'feedforward_channels',
-                  'patch_size', 'patch_resolution', 'num_extra_tokens', 'qkv_bias')],
+                  'patch_size', 'patch_resolution', 'num_extra_tokens', 'qkv_bias', 'norm_eps',
+                  'act_cfg', 'pre_norm', 'layer_scale_init_value', 'num_reg_tokens', 'dist_token')],
     *[(('embeddings', key), rf'embeddings\.{key} is missing')
       for key in ('patch_embed.proj.weight', 'patch_embed.proj.bias', 'cls_token', 'pos_embed')],
     *[(('final_norm', key), rf'final_norm\.{key} is missing') for key in ('weight', 'bias')],
@@ -253,6 +254,31 @@ BROKEN = {
     'bias without qkv_bias': (put(
         ('ancestry', 'qkv_bias'),
         False), r'layers\[0\]\.qkv_bias is given but ancestry\.qkv_bias is False'),
+    # The family: only known activations, numbers, and tensors that fit it.
+    'unknown activation': (put(('ancestry', 'act_cfg'), dict(type='posix.system')),
+                           r"ancestry\.act_cfg=\{'type': 'posix.system'\} must be dict\(type=T\) "
+                           r"with T one of \('GELU', 'QuickGELU'\)"),
+    'activation with arguments': (put(
+        ('ancestry', 'act_cfg'),
+        dict(type='GELU', inplace=True)), r'ancestry\.act_cfg=.* must be dict\(type=T\)'),
+    'zero norm eps': (put(('ancestry', 'norm_eps'),
+                          0.), r'ancestry\.norm_eps=0\.0 must be a finite number > 0'),
+    'text layer scale': (put(
+        ('ancestry', 'layer_scale_init_value'),
+        '1e-5'), r"ancestry\.layer_scale_init_value='1e-5' must be a finite number"),
+    'registers not counted': (put(('ancestry', 'num_reg_tokens'),
+                                  4), r'ancestry\.num_extra_tokens=1 must be 5: the class token, '
+                              r'dist_token=False and num_reg_tokens=4'),
+    'layer scales of a family without them': (put(
+        ('layer_scales', 0),
+        {'ls1.gamma': torch.ones(32)}), r"layer_scales\[0\] has keys \['ls1\.gamma'\] that "
+                                              r'the ancestry \(qkv_bias=True, norm_eps=1e-06'),
+    'layer scales of two layers': (put(
+        ('layer_scales', ),
+        [{}, {}]), 'learngene has 2 layer_scales entries, ancestry.num_layers=3'),
+    'unknown embedding': (put(
+        ('embeddings', 'extra'),
+        torch.zeros(1)), r"embeddings has keys \['extra'\] that the ancestry"),
 }
 
 

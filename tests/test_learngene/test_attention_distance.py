@@ -68,17 +68,45 @@ def test_rectangular_grid_distances():
     assert torch.equal(dist, dist.T)
 
 
+def mad_in_plain_torch(model, x):
+    """(layers, heads) MAD of ``model`` over images ``x``: every image's
+    attention of patch queries to patch keys (prefix tokens dropped, rows not
+    renormalised) times the pixel distance of the patches, summed over keys,
+    averaged over queries and images."""
+    with torch.no_grad():
+        tokens, (h, w) = model.embed(x)
+        rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')
+        grid = torch.stack([rows.flatten(), cols.flatten()], -1).float()
+        dist = model.patch_size * torch.cdist(grid, grid)
+        p = model.num_prefix_tokens
+        mads = []
+        for block in model.blocks:
+            attn = block.attn
+            qkv = attn.qkv(block.norm1(tokens)).unflatten(-1, (3, attn.num_heads, attn.head_dim))
+            q, k = qkv[:, :, 0].transpose(1, 2), qkv[:, :, 1].transpose(1, 2)
+            probs = (q @ k.transpose(-1, -2) / math.sqrt(attn.head_dim)).softmax(-1)
+            mads.append((probs[..., p:, p:] * dist).sum(-1).mean((0, 2)))
+            tokens = block(tokens)
+        return torch.stack(mads)
+
+
 def test_recorder_averages_over_images_and_removes_hooks():
     model = make_ancestry()
-    x = images(4)
+    # Batches of 1 and 3 images whose MAD differ (the first is brighter): the
+    # mean is over images, not over batches.
+    x = torch.cat([4 * images(1), images(3, seed=2)])
+    assert (mad_in_plain_torch(model, x[:1]) - mad_in_plain_torch(model, x[1:])).abs().max() > 0.1
     recorder = AttentionDistanceRecorder(model)
     with torch.no_grad(), recorder.recording():
         model(x[:1])
         model(x[1:])
     assert recorder.num_images == 4
+    torch.testing.assert_close(recorder.mean(), mad_in_plain_torch(model, x), rtol=1e-5, atol=1e-5)
     assert not any(a.qkv._forward_hooks for a in recorder.attentions)
+    assert not model.patch_embed._forward_hooks
     with torch.no_grad():
-        torch.testing.assert_close(recorder.mean(), mean_attention_distance(model, [x]))
+        model(x)  # outside the context: not recorded
+    assert recorder.num_images == 4
 
 
 def test_other_input_size_uses_its_own_grid():

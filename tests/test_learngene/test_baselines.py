@@ -1,8 +1,9 @@
 """The paper's learngene baselines as initialisation modes of LearngeneViT:
 Heuristic-Learngene (the ancestry's last three blocks on top), Auto-Learngene
 (blocks 0-5 at the bottom) and TLEG (layer l = theta_A + l / (L - 1) theta_B,
-theta_A and theta_B trained in the Aux-Net). Expected weights are read from
-the ancestry / Aux-Net directly."""
+theta_A and theta_B trained in the Aux-Net); each also inherits the
+ancestry's embeddings and final norm. Expected weights are read from the
+ancestry / Aux-Net directly."""
 
 import pytest
 import torch
@@ -19,11 +20,13 @@ C, F = TINY_ARCH['embed_dims'], TINY_ARCH['feedforward_channels']
 # One block by hand: 2 norms, q/k/v (+ bias), W^O (+ bias), fc1, fc2.
 BLOCK = 2 * 2 * C + (3 * C * C + 3 * C) + (C * C + C) + (F * C + F) + (C * F + C)
 EMBED = (C * 3 * 8 * 8 + C) + C + 17 * C  # patch embedding, class token, position embedding
+STEM = ('patch_embed.proj.weight', 'patch_embed.proj.bias', 'cls_token', 'pos_embed', 'norm.weight',
+        'norm.bias')
 
 
 @pytest.fixture(scope='module')
 def ancestry():
-    return make_ancestry(ARCH7)
+    return perturb_stem(make_ancestry(ARCH7))
 
 
 def save(learngene, tmp_path, name):
@@ -43,6 +46,21 @@ def same_block(ours, theirs) -> bool:
     return all(torch.equal(p, theirs[name]) for name, p in ours.named_parameters())
 
 
+def perturb_stem(model):
+    """Move the stem and final norm away from any initialisation (biases start at 0)."""
+    with torch.no_grad():
+        for key in STEM:
+            model.get_parameter(key).normal_(0, 0.5)
+    return model
+
+
+def assert_same_stem(model, ancestry):
+    """The embeddings and final norm are the ancestry's (read from its state dict)."""
+    ours, theirs = model.state_dict(), ancestry.state_dict()
+    for key in STEM:
+        assert torch.equal(ours[key], theirs[key]), key
+
+
 # --------------------------------------------------- Heuristic, Auto-Learngene
 @pytest.mark.parametrize('method,blocks', [('heuristic', (4, 5, 6)), ('auto', (0, 1, 2, 3, 4, 5))])
 def test_block_learngene_holds_the_rule_s_blocks(ancestry, tmp_path, method, blocks):
@@ -53,7 +71,11 @@ def test_block_learngene_holds_the_rule_s_blocks(ancestry, tmp_path, method, blo
         theirs = dict(ancestry.blocks[index].named_parameters())
         assert sorted(state) == sorted(theirs)
         assert all(torch.equal(state[k], theirs[k]) for k in theirs)
-    assert loaded.num_parameters() == len(blocks) * BLOCK
+    assert loaded.num_parameters() == len(blocks) * BLOCK + EMBED + 2 * C
+    for key in STEM:
+        theirs = ancestry.state_dict()[key]
+        ours = loaded.final_norm[key[5:]] if key.startswith('norm.') else loaded.embeddings[key]
+        assert torch.equal(ours, theirs), key
 
 
 @pytest.mark.parametrize(
@@ -75,13 +97,13 @@ def test_block_baseline_descendants(ancestry, tmp_path, method, num_layers, sour
             assert not any(same_block(model.blocks[layer], b) for b in ancestry.blocks), layer
         else:
             assert same_block(model.blocks[layer], ancestry.blocks[source]), layer
-    # Only blocks are inherited: the embeddings and final norm start random.
-    assert not torch.equal(model.pos_embed, ancestry.pos_embed)
-    assert not torch.equal(model.norm.bias, ancestry.norm.bias)
+    # The embeddings and final norm are the ancestry's, as the paper's
+    # comparison loads them (the ancestry without the other blocks and the head).
+    assert_same_stem(model, ancestry)
     inherited = sum(s is not None for s in sources)
     assert model.parameter_counts() == dict(
         t_params=EMBED + num_layers * BLOCK + 2 * C,
-        i_params=inherited * BLOCK,
+        i_params=inherited * BLOCK + EMBED + 2 * C,
         trainable=EMBED + num_layers * BLOCK + 2 * C)
     # An inherited block computes what the ancestry's does.
     last = max(layer for layer, source in enumerate(sources) if source is not None)
@@ -108,7 +130,7 @@ def aux_net(num_layers=4, seed=0) -> LinearExpansionViT:
     with torch.no_grad():
         for param in [*aux.theta_a.parameters(), *aux.theta_b.parameters()]:
             param.normal_(0, 0.2)
-    return aux
+    return perturb_stem(aux)
 
 
 def test_aux_net_layers_are_linear_expansions():
@@ -162,9 +184,10 @@ def test_tleg_descendant_layers(tmp_path, num_layers, coefficients):
         for name, param in block.named_parameters():
             expected = aux.theta_a.get_parameter(name) + c * aux.theta_b.get_parameter(name)
             torch.testing.assert_close(param, expected, rtol=0, atol=1e-7)
-    assert not torch.equal(model.pos_embed, aux.pos_embed)
+    # As TLEG's public code loads them: the Aux-Net's embeddings and final norm.
+    assert_same_stem(model, aux)
     counts = model.parameter_counts()
-    assert counts['i_params'] == num_layers * BLOCK
+    assert counts['i_params'] == num_layers * BLOCK + EMBED + 2 * C
     # The layers train as independent parameters.
     assert counts['trainable'] == EMBED + num_layers * BLOCK + 2 * C
 

@@ -7,16 +7,19 @@ import re
 import pytest
 import torch
 from mmengine.registry import MODELS, init_default_scope
-from mmpretrain.models import SwinTransformer
+from mmpretrain.models import LeViT, SwinTransformer
 
 from helpers.learngene import make_ancestry, write_learngene
 from helpers.learngene_configs import CONFIG_DIR, read_config
 from helpers.models import images, tiny
-from mmvitdyn.learngene import LearngeneViT, LinearExpansionViT, ViTAncestry, build_learngene
+from mmvitdyn.learngene import (LearngeneViT, LinearExpansionViT, ViTAncestry, build_learngene,
+                                levit_arch)
+from mmvitdyn.models import ViT
 
 CONFIGS = sorted(CONFIG_DIR.glob('*.py'))
 WIDTH = 48  # the tiny learngenes' embed dim: 12 heads of 4, 6 of 8, 3 of 16
-DATASETS = ('cifar10', 'cifar100', 'flowers102', 'stanford-cars', 'cub', 'food101', 'inat2019')
+DATASETS = ('cifar10', 'cifar100', 'flowers102', 'stanford-cars', 'cub', 'food101', 'inat2019',
+            'stanford-dogs', 'nabirds', 'svhn', 'dtd', 'eurosat', 'resisc45')
 # From-Scratch baselines: the descendant's shape (embed dims, layers, heads,
 # head dim, FFN, patch, image size) as a plain ViT.
 SCRATCH = {
@@ -80,6 +83,11 @@ def learngenes(tmp_path_factory):
         ancestry.init_weights()
         files[name] = root / name
         build_learngene(ancestry, [images(1, 224)], eps=1.0, out=str(root / name))
+    # The LeViT-192 learngene's stand-in: its heads, depths and grids, 8 / 12 / 16 wide.
+    torch.manual_seed(0)
+    levit = LeViT(levit_arch([8, 12, 16], [3, 5, 6], [4, 4, 4], [4, 4, 4]), img_size=224)
+    files['learngene_levit-192_eps10_in1k.pth'] = root / 'levit.pth'
+    build_learngene(levit, [images(1, 224)], eps=1.0, out=str(root / 'levit.pth'))
     digits = make_ancestry(
         dict(embed_dims=WIDTH, num_layers=6, num_heads=6, feedforward_channels=96),
         img_size=32,
@@ -104,8 +112,22 @@ def test_config_builds(path, learngenes):
     backbone = cfg.model.backbone
     if backbone.type == 'ViT':
         # An ancestry and Pretraining-Finetuning (the real DeiT-B/S/Ti), or a
-        # From-Scratch baseline (test_scratch_baselines_are_plain_vits).
+        # From-Scratch baseline (test_scratch_baselines_are_plain_vits): built
+        # and run with its depth, heads, patch and image size at the tiny width.
         assert backbone.arch in ('deit-b', 'deit-s', 'deit-t') or path.name in SCRATCH
+        arch = ViT.arch_zoo[backbone.arch] if isinstance(backbone.arch, str) else backbone.arch
+        assert cfg.model.head.in_channels == arch['embed_dims']
+        backbone.arch = dict(
+            arch, embed_dims=WIDTH, feedforward_channels=96, head_dim=WIDTH // arch['num_heads'])
+        backbone.init_cfg = None  # no checkpoint
+        cfg.model.head.in_channels = WIDTH
+        model = MODELS.build(cfg.model)
+        assert len(model.backbone.blocks) == arch['num_layers']
+        assert model.backbone.blocks[0].attn.num_heads == arch['num_heads']
+        size = backbone.img_size
+        with torch.no_grad():
+            logits = model(torch.randn(1, 3, size, size), mode='tensor')
+        assert logits.shape == (1, cfg.model.head.num_classes)
         return
     if backbone.type == 'SwinTransformer':
         # A Swin ancestry (mmpretrain's Swin-T / Swin-B), or the tiny digits Swin: run it.
@@ -126,6 +148,21 @@ def test_config_builds(path, learngenes):
         with torch.no_grad():
             assert model(torch.randn(1, 3, 224, 224), mode='tensor').shape == (1, 1000)
         assert model.backbone.heads == [2, 4, 8, 16]  # both descendants
+        return
+    if backbone.type in ('LeViT', 'LearngeneLeViT'):
+        # mmpretrain's LeViT-192 (the ancestry), or a descendant of the stand-in learngene.
+        if backbone.type == 'LeViT':
+            assert backbone.arch == '192'
+        else:
+            backbone.learngene = learngenes[backbone.learngene.split('/')[-1]]
+            cfg.model.head.in_channels = 16
+        model = MODELS.build(cfg.model)
+        model.init_weights()
+        model.eval()
+        with torch.no_grad():
+            logits = model(torch.randn(1, 3, 224, 224), mode='tensor')
+        assert logits.shape == (1, cfg.model.head.num_classes)
+        assert model.backbone.num_heads == [3, 5, 6] and model.backbone.depths == [4, 4, 4]
         return
     if backbone.type == 'LinearExpansionViT':  # TLEG's Aux-Net, at the tiny width
         backbone.arch = dict(embed_dims=WIDTH, num_layers=12, num_heads=6, feedforward_channels=96)

@@ -26,6 +26,13 @@ DOWNSTREAM = {
     'cub': ('CUB', 200, 'data/CUB_200_2011'),
     'food101': ('Food101', 101, 'data/food-101'),
     'inat2019': ('FileCheckedCustomDataset', 1010, 'data/inat2019'),
+    # The rows of the review answer R4 (2).
+    'stanford-dogs': ('FileCheckedCustomDataset', 120, 'data/stanford_dogs'),
+    'nabirds': ('FileCheckedCustomDataset', 555, 'data/nabirds'),
+    'svhn': ('FileCheckedCustomDataset', 10, 'data/svhn'),
+    'dtd': ('DTD', 47, 'data/dtd'),
+    'eurosat': ('FileCheckedCustomDataset', 10, 'data/eurosat'),
+    'resisc45': ('FileCheckedCustomDataset', 45, 'data/resisc45'),
 }
 # Table 2's rows: config name pattern (with the data set) -> backbone and init.
 ROWS = {

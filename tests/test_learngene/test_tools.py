@@ -1,6 +1,7 @@
 """tools/learngene/*: argument errors (in-process) and the benchmark.
 
 The successful build_learngene.py run is part of test_digits_descendant."""
+import json
 import shutil
 
 import numpy as np
@@ -43,14 +44,22 @@ def test_missing_checkpoint(tmp_path, capsys):
     assert f"checkpoint '{tmp_path / 'none.pth'}' does not exist" in capsys.readouterr().err
 
 
-def test_benchmark_runs_and_enforces_the_limit(capsys):
-    args = ['--arch', 'tiny', '--img-size', '32', '--num-images', '4', '--batch-size', '2']
+def test_benchmark_rows_and_the_limit(tmp_path):
+    args = [
+        '--arch', 'tiny', '--img-size', '32', '--num-images', '5', '--batch-sizes', '2', '--runs',
+        '2', '--device', 'cpu', '--json',
+        str(tmp_path / 'rows.json')
+    ]
     benchmark = load_tool('learngene/benchmark_learngene.py')
     benchmark.main(args + ['--max-ratio', '1000'])
-    out = capsys.readouterr().out
-    for stage in ('plain inference', 'learngene mad', 'learngene condense', 'learngene write'):
-        assert stage in out
-    assert 'ratio build / inference = ' in out
+    inference, build = json.loads((tmp_path / 'rows.json').read_text())['rows']
+    assert (inference['model'], build['model']) == ('plain inference', 'learngene build')
+    assert inference['batch_size'] == build['batch_size'] == 2
+    assert set(build['stages']) == {'mad', 'condense', 'write'}
+    # Each round's build time holds its stages' (timed inside it).
+    assert build['seconds']['min'] >= sum(s['min'] for s in build['stages'].values())
+    assert build['ratio']['min'] > 0 and build['centroids'] >= 12  # a centroid per layer
+    assert build['images_per_s']['max'] == pytest.approx(5 / build['seconds']['min'])
     with pytest.raises(SystemExit) as exit_info:
         benchmark.main(args + ['--max-ratio', '0.001'])
     assert exit_info.value.code == 1

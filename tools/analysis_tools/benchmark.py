@@ -1,22 +1,25 @@
-"""Throughput of DyT against the dense model, and training-step memory.
+"""Throughput of DyT against the dense model, on the CPU or a CUDA device.
 
     python tools/analysis_tools/benchmark.py [--arch base] [--img-size 224] [--patch-size 16]
         [--dispatch mlp [attn ...]] [--rates 1.0 0.5] [--batch-sizes 16 1] [--runs 5]
-        [--threads N] [--no-memory] [--memory-batch 16] [--train-runs 3]
+        [--threads N] [--device cpu|cuda|cuda:N] [--amp fp16|bf16] [--json OUT]
     python tools/analysis_tools/benchmark.py --reduction [--reduction-rate 0.5] [--arch base] ...
     python tools/analysis_tools/benchmark.py --trained CONFIG CHECKPOINT [CONFIG CHECKPOINT ...]
-        [--num-images 64] [--runs 5] [--threads N] [--json FILE]
+        [--batch-sizes 64] [--runs 5] [--threads N] [--device ...] [--amp ...] [--json OUT]
 
 Inference: the dense model is ``DyTViT(dispatch=None)`` (ViT + adapters,
 AdaptFormer); each DyT setting is the same weights with token dispatchers
 whose gate biases are calibrated on the benchmark batch to the wanted
 activation rate (the weights are random: speed does not depend on them).
-Settings are timed in eval mode under ``torch.inference_mode()``, alternating
-in every run; the median over runs is reported with the speed-up over dense
-(median of the per-run ratios: a run's settings share the machine's load),
-the FLOP ratio (dense / DyT FLOPs per image: the ideal speed-up) and their
-quotient (1.0 = all the FLOP saving becomes speed), by wall clock and by
-process CPU time (steadier on a shared machine, with ``--threads 1``).
+Settings are timed in eval mode under ``torch.inference_mode()`` (and
+``torch.autocast`` with ``--amp``) by :func:`mmvitdyn.analysis.timing.time_interleaved`:
+interleaved rounds, synchronised on a GPU. Reported per batch size: the
+median images/s over the rounds with its quartiles, the speed-up over dense
+(median of the per-round ratios: a round's settings share the machine's
+load), the FLOP ratio (dense / DyT FLOPs per image: the ideal speed-up) and
+their quotient (1.0 = all the FLOP saving becomes speed); on the CPU also by
+process CPU time (steadier on a shared machine, with ``--threads 1``). FLOPs
+and activation rates are those of the fp32 forward.
 
 Token reduction (``--reduction``): instead of the dispatch variants, one
 row per entry of :data:`REDUCTION_METHODS` (DyT, its top-K ablation, ToMe,
@@ -29,68 +32,41 @@ DynamicViT keep 0.7 at blocks 3, 6, 9 (their papers' ViT setting).
 
 Trained models (``--trained``): each config's model with its checkpoint,
 built as the Runner builds it, timed side by side in the same way on the
-first ``--num-images`` images of its validation set (one batch), the first
-model being the baseline of the speed-up; FLOPs per image are counted on
-the same images (DyT: at the tokens each image ran).
+first images of its validation set (a batch of each ``--batch-sizes``), the
+first model being the baseline of the speed-up; FLOPs per image are counted
+on the same images (DyT: at the tokens each image ran).
 
-Training memory and step time: one training step of ``DyTImageClassifier``
-per fresh subprocess (the only honest peak on the CPU): the peak resident
-set size during the step (the kernel's peak counter is reset just before
-it) minus the size before the step. Step time: the single-process modes
-built in one process and timed alternating, ``--train-runs`` runs of one
-step each (median, and median of the per-run ratios to the dynamic pass).
-Compared: DyT's two-pass step (complete pass back-propagated first), the
-same step without the complete pass's CE (its pass then builds no graph),
-the same losses in one graph (what mmengine's own distributed wrapper runs),
-the two-pass step under ``CPUTwoPassDistributedDataParallel`` (2 gloo
-processes, each with the batch and half the threads; the larger rank's
-figures), the dynamic pass alone, and AdaptFormer (dense, one pass).
+``--json OUT`` writes the rows (model, batch size, device, dtype, images/s,
+speed-up, FLOPs, ratios) with the settings. Training-step memory and time:
+``benchmark_train.py``.
 """
 import argparse
-import json
-import math
 import os
 import os.path as osp
-import socket
-import subprocess
-import sys
-import time
+from functools import partial
 from typing import Callable, Dict, List, NamedTuple
 
 import torch
-import torch.distributed as dist
-from mmengine.registry import MODEL_WRAPPERS, MODELS
+from mmengine.registry import MODELS
 from torch import nn
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
+from mmvitdyn.analysis.timing import (amp_context, check_timing_options, comparison_rows,
+                                      dtype_name, format_table, iqr, time_interleaved,
+                                      timing_options, write_report)
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.models.layers import DISPATCH_PARTS
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION, trusted_checkpoints, trusted_names
 
-# The training steps compared: DyTImageClassifier arguments, how the step runs
-# and in how many processes (gloo ranks; 1 = no wrapper).
-TRAIN_MODES = {
-    'dyt two-pass':
-    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step'),
-    'dyt two-pass no CE\'':
-    dict(dispatch='mlp', complete_loss=False, distill_loss=True, step='train_step'),
-    'dyt one graph':
-    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='loss'),
-    'dyt dynamic only':
-    dict(dispatch='mlp', complete_loss=False, distill_loss=False, step='train_step'),
-    'adaptformer':
-    dict(dispatch=None, complete_loss=False, distill_loss=False, step='train_step'),
-    'dyt two-pass 2 ranks':
-    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step', ranks=2),
-}
+# --batch-sizes of each mode when none are given.
+DEFAULT_BATCH_SIZES = {'inference': [16, 1], 'reduction': [16], 'trained': [64]}
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='DyT vs dense: throughput and training memory')
+    parser = argparse.ArgumentParser(description='DyT vs dense: throughput')
     parser.add_argument('--arch', default='base', choices=sorted(DyTViT.arch_zoo))
     parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
@@ -102,8 +78,8 @@ def parse_args(argv=None):
         nargs='+',
         default=[1.0, 0.5],
         help='activation rates to calibrate the dispatchers to')
-    parser.add_argument('--batch-sizes', type=int, nargs='+', default=[16, 1])
-    parser.add_argument('--runs', type=int, default=5, help='alternating runs (median reported)')
+    for flag, options in timing_options(batch_sizes=None, runs=5):
+        parser.add_argument(flag, **options)
     parser.add_argument(
         '--min-time',
         type=float,
@@ -124,25 +100,12 @@ def parse_args(argv=None):
         type=float,
         default=0.5,
         help='--reduction: activation rate of DyT (its FLOPs set ToMe\'s r)')
-    parser.add_argument('--no-memory', action='store_true', help='skip the training-step memory')
-    parser.add_argument('--memory-batch', type=int, default=16)
-    parser.add_argument(
-        '--train-runs',
-        type=int,
-        default=3,
-        help='alternating runs of one training step per single-process mode (0: no timing)')
-    parser.add_argument('--train-step-worker', choices=list(TRAIN_MODES), help=argparse.SUPPRESS)
     parser.add_argument(
         '--trained',
         nargs='+',
         metavar='CONFIG CHECKPOINT',
-        help='time trained models instead: pairs of config and checkpoint')
-    parser.add_argument(
-        '--num-images',
-        type=int,
-        default=64,
-        help='validation images (one batch) that --trained models are timed on')
-    parser.add_argument('--json', help='--trained: also write the figures to this JSON file')
+        help='time trained models instead: pairs of config and checkpoint, on the first '
+        'validation images (a batch of each --batch-sizes)')
     parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     args = parser.parse_args(argv)
     if args.trust_checkpoint is not None and not args.trained:
@@ -151,6 +114,12 @@ def parse_args(argv=None):
     if args.trained is not None and len(args.trained) % 2:
         parser.error(f'--trained takes pairs of CONFIG CHECKPOINT, got {len(args.trained)} '
                      f'paths: {args.trained}')
+    args.mode = 'trained' if args.trained else 'reduction' if args.reduction else 'inference'
+    args.batch_sizes = args.batch_sizes or DEFAULT_BATCH_SIZES[args.mode]
+    try:
+        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
+    except ValueError as error:
+        parser.error(str(error))
     return parser, args
 
 
@@ -175,11 +144,11 @@ def settings_for_batch(args, dense: DyTViT, images: torch.Tensor) -> List[Settin
     """Dense first, then every dispatch variant at every rate, calibrated on ``images``."""
     settings = [Setting('dense', dense, float(count_flops(dense, images[:1])), 1.0, images)]
     for dispatch in args.dispatch:
-        model = build_backbone(args, dispatch).eval()
+        model = build_backbone(args, dispatch).to(args.device).eval()
         model.load_state_dict(dense.state_dict(), strict=False)
         counter = DyTFlopCounter(model, images[:1])
         for rate in args.rates:
-            calibrated = build_backbone(args, dispatch).eval()
+            calibrated = build_backbone(args, dispatch).to(args.device).eval()
             calibrated.load_state_dict(model.state_dict())
             calibrate_gates(calibrated, images, rate)
             with torch.inference_mode():
@@ -191,112 +160,80 @@ def settings_for_batch(args, dense: DyTViT, images: torch.Tensor) -> List[Settin
     return settings
 
 
-def trained_settings(pairs: List[str], num_images: int) -> List[Setting]:
-    """A setting per (config, checkpoint): the model on its first validation images."""
-    settings = []
-    for config, checkpoint in zip(pairs[::2], pairs[1::2]):
+def trained_settings(args) -> Dict[int, List[Setting]]:
+    """The settings of each batch size: a setting per (config, checkpoint) of
+    ``--trained``, the model on its first validation images."""
+    settings = {batch: [] for batch in args.batch_sizes}
+    num_images = max(args.batch_sizes)
+    configs = args.trained[::2]
+    stems = [osp.splitext(osp.basename(config))[0] for config in configs]
+    for i, (config, checkpoint) in enumerate(zip(configs, args.trained[1::2])):
+        # A config given twice (two checkpoints of one run): its models are numbered.
+        name = stems[i] if stems.count(stems[i]) == 1 else f'{stems[i]} #{i + 1}'
         cfg = load_config(config, {'val_dataloader.batch_size': num_images})
-        model = init_model(cfg, checkpoint)
-        inputs = next(val_images(cfg, model, num_images))
+        model = init_model(cfg, checkpoint, device=str(args.device))
+        images = next(val_images(cfg, model, num_images))
+        if images.shape[0] < num_images:
+            raise ValueError(f'--batch-sizes {num_images}: the validation set of {config} has '
+                             f'only {images.shape[0]} images')
         traced = TensorForward(model)
         backbone = find_dyt_backbone(model)
-        with torch.inference_mode():
-            if backbone is not None and backbone.dispatch is not None:
-                counter = DyTFlopCounter(traced, inputs[:1])
-                traced(inputs)
-                flops, rate = float(counter.from_last_forward().mean()), float(
-                    part_rates(backbone.dispatch_masks())[1].mean())
-            else:
-                flops, rate = float(count_flops(traced, inputs[:1])), 1.0
-        name = osp.splitext(osp.basename(config))[0]
-        settings.append(Setting(name, traced, flops, rate, inputs))
+        if backbone is None or backbone.dispatch is None:
+            flops = float(count_flops(traced, images[:1]))
+            for batch in args.batch_sizes:
+                settings[batch].append(Setting(name, traced, flops, 1.0, images[:batch]))
+            continue
+        counter = DyTFlopCounter(traced, images[:1])
+        for batch in args.batch_sizes:
+            with torch.inference_mode():
+                traced(images[:batch])
+            settings[batch].append(
+                Setting(name, traced, float(counter.from_last_forward().mean()),
+                        float(part_rates(backbone.dispatch_masks())[1].mean()), images[:batch]))
     return settings
 
 
-def benchmark_trained(args) -> None:
-    settings = trained_settings(args.trained, args.num_images)
-    samples = time_settings(settings, args.runs, args.min_time)
-    base = settings[0]
-    print(f'Trained models on {base.inputs.shape[0]} validation images, {torch.get_num_threads()} '
-          f'threads; medians of {args.runs} runs (speed-up: of the per-run ratios to the first)')
-    header = (f'{"model":<48} {"act.":>5} {"img/s":>8} {"speed-up":>8} {"GFLOPs":>8} '
-              f'{"FLOP ratio":>10} {"speed-up/FLOP ratio":>19}')
-    print(header)
-    print('-' * len(header))
+def time_rows(args, settings: List[Setting]) -> List[dict]:
+    """Time ``settings`` side by side on their batch; a row each (see
+    :func:`comparison_rows`; the first setting is the base of the speed-ups)."""
+    fns = {s.name: partial(s.model, s.inputs) for s in settings}
+    with torch.inference_mode(), amp_context(args.device, args.amp):
+        samples = time_interleaved(fns, args.runs, args.device, min_time=args.min_time)
+    rows = comparison_rows(samples, settings[0].name, settings[0].inputs.shape[0], args.device,
+                           args.amp, {s.name: s.flops
+                                      for s in settings})
+    for row, s in zip(rows, settings):
+        row['act_rate'] = s.rate
+    return rows
+
+
+def benchmark_trained(args) -> List[dict]:
     rows = []
-    for s in settings:
-        wall = float(samples[s.name][:, 0].median())
-        speedup = float((samples[s.name][:, 0] / samples[base.name][:, 0]).median())
-        flop_ratio = base.flops / s.flops
-        rows.append(
-            dict(
-                name=s.name,
-                activation_rate=s.rate,
-                images_per_s=wall,
-                speedup=speedup,
-                gflops=s.flops / 1e9,
-                flop_ratio=flop_ratio))
-        print(f'{s.name:<48} {s.rate:>5.2f} {wall:>8.1f} {speedup:>8.3f} {s.flops / 1e9:>8.4f} '
-              f'{flop_ratio:>10.3f} {speedup / flop_ratio:>19.3f}')
-    if args.json:
-        dump_json_atomically(
-            dict(
-                threads=torch.get_num_threads(),
-                runs=args.runs,
-                num_images=int(base.inputs.shape[0]),
-                models=rows), args.json)
+    for settings in trained_settings(args).values():
+        rows += time_rows(args, settings)
+    print(f'Trained models on their first validation images; {run_conditions(args)} '
+          '(speed-up: of the per-round ratios to the first model)')
+    return rows
 
 
-def time_settings(settings: List[Setting], runs: int, min_time: float) -> Dict[str, torch.Tensor]:
-    """Images/s of each setting in each run, by wall clock and by process CPU time.
-
-    Settings alternate within every run (in a rotating order), so the
-    settings of one run see about the same load of a shared machine.
-
-    Returns:
-        dict: Setting name -> (runs, 2) images/s, columns wall and CPU time.
-    """
-    repeats, samples = {}, {s.name: [] for s in settings}
-    with torch.inference_mode():
-        for s in settings:  # warm up, and choose how many forwards one timing covers
-            s.model(s.inputs)
-            start = time.perf_counter()
-            s.model(s.inputs)
-            repeats[s.name] = max(1, math.ceil(min_time / (time.perf_counter() - start)))
-        for run in range(runs):
-            shift = run % len(settings)  # no setting always goes first
-            for s in settings[shift:] + settings[:shift]:
-                wall, cpu = time.perf_counter(), time.process_time()
-                for _ in range(repeats[s.name]):
-                    s.model(s.inputs)
-                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                num = repeats[s.name] * s.inputs.shape[0]
-                samples[s.name].append((num / wall, num / cpu))
-    return {name: torch.tensor(values, dtype=torch.float64) for name, values in samples.items()}
-
-
-def benchmark_inference(args) -> None:
+def benchmark_inference(args) -> List[dict]:
     torch.manual_seed(args.seed)
-    dense = build_backbone(args, None).eval()
-    print(f'ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, adapter d='
-          f'{args.adapter_dim}; {torch.get_num_threads()} threads; medians of {args.runs} runs '
-          '(speed-up: of the per-run ratios to dense)')
-    header = (f'{"batch":>5}  {"setting":<12} {"act.":>5} {"img/s":>7} {"speed-up":>8} '
-              f'{"GFLOPs":>7} {"FLOP ratio":>10} {"speed-up/FLOP ratio":>19} | '
-              f'{"CPU-time img/s":>14} {"speed-up":>8} {"/FLOP ratio":>11}')
-    print(header)
-    print('-' * len(header))
+    dense = build_backbone(args, None).to(args.device).eval()
+    rows = []
     for batch in args.batch_sizes:
-        images = torch.randn(batch, 3, args.img_size, args.img_size)
-        settings = settings_for_batch(args, dense, images)
-        samples = time_settings(settings, args.runs, args.min_time)
-        for s in settings:
-            (wall, cpu), flop_ratio = samples[s.name].median(0).values, settings[0].flops / s.flops
-            speedup_wall, speedup_cpu = (samples[s.name] / samples['dense']).median(0).values
-            print(f'{batch:>5}  {s.name:<12} {s.rate:>5.2f} {wall:>7.2f} '
-                  f'{speedup_wall:>8.3f} {s.flops / 1e9:>7.3f} {flop_ratio:>10.3f} '
-                  f'{speedup_wall / flop_ratio:>19.3f} | {cpu:>14.2f} '
-                  f'{speedup_cpu:>8.3f} {speedup_cpu / flop_ratio:>11.3f}')
+        images = torch.randn(batch, 3, args.img_size, args.img_size).to(args.device)
+        rows += time_rows(args, settings_for_batch(args, dense, images))
+    print(f'ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, adapter d='
+          f'{args.adapter_dim}; {run_conditions(args)} (speed-up: of the per-round ratios to '
+          'dense)')
+    return rows
+
+
+def run_conditions(args) -> str:
+    """Where and how the rows were timed, for the table's title."""
+    threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
+    return (f'{args.device}{threads}, {dtype_name(args.amp)}; medians of {args.runs} '
+            'interleaved rounds')
 
 
 # The --reduction rows: method -> (DyT's activation rate, ToMe's r) -> its backbone
@@ -329,7 +266,7 @@ def build_reduction_backbone(args, dense: DyTViT, method: dict) -> nn.Module:
         img_size=args.img_size,
         patch_size=args.patch_size,
         adapter_cfg=dict(bottleneck=args.adapter_dim))
-    model = MODELS.build({**cfg, **method}).eval()
+    model = MODELS.build({**cfg, **method}).to(args.device).eval()
     model.load_state_dict(dense.state_dict(), strict=False)
     return model
 
@@ -361,230 +298,67 @@ def matched_tome_r(model: DyTViT, images: torch.Tensor, target: float) -> int:
     return min({low, max(low - 1, 0)}, key=lambda r: abs(flops(r) - target))
 
 
-def benchmark_reduction(args) -> None:
+def benchmark_reduction(args) -> List[dict]:
     """Token-reduction methods at matched FLOPs next to DyT, against AdaptFormer."""
     torch.manual_seed(args.seed)
-    dense = build_backbone(args, None).eval()
-    batch = args.batch_sizes[0]
-    images = torch.randn(batch, 3, args.img_size, args.img_size)
-    rate = args.reduction_rate
-    dyt_model = build_reduction_backbone(args, dense, REDUCTION_METHODS['DyT'](rate, 0))
-    dyt = reduction_setting('DyT', dyt_model, images, rate)
-    r = matched_tome_r(build_reduction_backbone(args, dense, ADAPTFORMER), images, dyt.flops)
-    settings = [
-        Setting('AdaptFormer', dense, float(count_flops(dense, images[:1])), 1.0, images), dyt
-    ]
-    for name, overrides in REDUCTION_METHODS.items():
-        if name != 'DyT':
-            model = build_reduction_backbone(args, dense, overrides(rate, r))
-            settings.append(reduction_setting(name, model, images, rate))
-    samples = time_settings(settings, args.runs, args.min_time)
+    dense = build_backbone(args, None).to(args.device).eval()
+    rate, rows = args.reduction_rate, []
+    for batch in args.batch_sizes:
+        images = torch.randn(batch, 3, args.img_size, args.img_size).to(args.device)
+        dyt_model = build_reduction_backbone(args, dense, REDUCTION_METHODS['DyT'](rate, 0))
+        dyt = reduction_setting('DyT', dyt_model, images, rate)
+        r = matched_tome_r(build_reduction_backbone(args, dense, ADAPTFORMER), images, dyt.flops)
+        settings = [
+            Setting('AdaptFormer', dense, float(count_flops(dense, images[:1])), 1.0, images), dyt
+        ]
+        for name, overrides in REDUCTION_METHODS.items():
+            if name != 'DyT':
+                model = build_reduction_backbone(args, dense, overrides(rate, r))
+                settings.append(reduction_setting(name, model, images, rate))
+        rows += [
+            dict(row, tome_r=r) if 'ToMe' in row['model'] else row
+            for row in time_rows(args, settings)
+        ]
     print(f'Token reduction: ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, '
-          f'adapter d={args.adapter_dim}, batch {batch}; DyT at rate {rate:g}, ToMe r={r} '
-          'per block (FLOPs matched to DyT), EViT / DynamicViT keep 0.7 at blocks 3, 6, 9; '
-          f'{torch.get_num_threads()} threads; medians of {args.runs} runs (speed-up: of the '
-          'per-run ratios to AdaptFormer)')
-    header = (f'{"method":<26} {"act.":>5} {"img/s":>8} {"speed-up":>8} {"GFLOPs":>8} '
-              f'{"FLOP ratio":>10} {"speed-up/FLOP ratio":>19}')
-    print(header)
-    print('-' * len(header))
-    for s in settings:
-        wall, flop_ratio = float(samples[s.name][:, 0].median()), settings[0].flops / s.flops
-        speedup = float((samples[s.name][:, 0] / samples['AdaptFormer'][:, 0]).median())
-        print(f'{s.name:<26} {s.rate:>5.2f} {wall:>8.2f} {speedup:>8.3f} {s.flops / 1e9:>8.3f} '
-              f'{flop_ratio:>10.3f} {speedup / flop_ratio:>19.3f}')
+          f'adapter d={args.adapter_dim}; DyT at rate {rate:g}, ToMe r per block matched to '
+          "DyT's FLOPs (tome_r), EViT / DynamicViT keep 0.7 at blocks 3, 6, 9; "
+          f'{run_conditions(args)} (speed-up: of the per-round ratios to AdaptFormer)')
+    return rows
 
 
-class TrainStep(NamedTuple):
-    """A training mode's model, optimiser and batch; ``run()`` makes one step."""
-    mode: dict
-    model: nn.Module  # the classifier, or its distributed wrapper
-    optim_wrapper: object
-    data: dict
-
-    def run(self) -> None:
-        if self.mode['step'] == 'train_step':
-            self.model.train_step(self.data, self.optim_wrapper)
-        else:
-            processed = self.model.data_preprocessor(self.data, True)
-            losses = self.model.loss(processed['inputs'], processed['data_samples'])
-            loss, _ = self.model.parse_losses(losses)
-            self.optim_wrapper.update_params(loss)
-
-
-def build_train_step(args, name: str) -> TrainStep:
-    """``DyTImageClassifier`` of TRAIN_MODES[name] (100 classes) on a random batch of
-    ``--memory-batch`` images, with AdamW; wrapped when a process group is initialised."""
-    from mmengine.optim import OptimWrapper
-    from mmengine.registry import MODELS, init_default_scope
-    from mmpretrain.structures import DataSample
-
-    mode = TRAIN_MODES[name]
-    torch.manual_seed(args.seed)
-    init_default_scope('mmpretrain')
-    model = MODELS.build(
-        dict(
-            type='DyTImageClassifier',
-            complete_loss=mode['complete_loss'],
-            distill_loss=mode['distill_loss'],
-            backbone=dict(
-                type='DyTViT',
-                arch=args.arch,
-                img_size=args.img_size,
-                patch_size=args.patch_size,
-                dispatch=mode['dispatch'],
-                adapter_cfg=dict(bottleneck=args.adapter_dim),
-                allow_random_frozen=True),  # time and memory do not depend on the weights
-            head=dict(
-                type='LinearClsHead',
-                num_classes=100,
-                in_channels=DyTViT.arch_zoo[args.arch]['embed_dims'])))
-    model.train()
-    optim_wrapper = OptimWrapper(
-        torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3))
-    batch = args.memory_batch
-    data = dict(
-        inputs=list(
-            torch.randint(0, 256, (batch, 3, args.img_size, args.img_size), dtype=torch.uint8)),
-        data_samples=[DataSample().set_gt_label(i % 100) for i in range(batch)])
-    if dist.is_initialized():
-        model = MODEL_WRAPPERS.build(
-            dict(type='CPUTwoPassDistributedDataParallel', broadcast_buffers=False),
-            default_args=dict(module=model))
-    return TrainStep(mode, model, optim_wrapper, data)
-
-
-def train_step_worker(args) -> None:
-    """One training step in this (fresh) process; print its peak RSS growth as JSON."""
-    if TRAIN_MODES[args.train_step_worker].get('ranks', 1) > 1:
-        dist.init_process_group('gloo', init_method='env://')  # variables set by the caller
-    step = build_train_step(args, args.train_step_worker)
-    if dist.is_initialized():
-        dist.barrier()
-    before = reset_peak_rss()
-    start = time.perf_counter()
-    step.run()
-    seconds = time.perf_counter() - start
-    peak = memory_status_kib('VmHWM') * 1024
-    print(
-        json.dumps(dict(growth_mb=(peak - before) / 2**20, peak_mb=peak / 2**20, seconds=seconds)))
-
-
-def time_train_steps(args) -> Dict[str, torch.Tensor]:
-    """Seconds per training step of each single-process mode, in this process.
-
-    The modes alternate within every run (rotating order, after a warm-up
-    step each), so they share the machine's load as the inference settings do.
-
-    Returns:
-        dict: Mode name -> (runs, 2) seconds per step, by wall clock and CPU time.
-    """
-    steps = {
-        name: build_train_step(args, name)
-        for name, mode in TRAIN_MODES.items() if mode.get('ranks', 1) == 1
-    }
-    for step in steps.values():
-        step.run()
-    samples = {name: [] for name in steps}
-    names = list(steps)
-    for run in range(args.train_runs):
-        shift = run % len(names)
-        for name in names[shift:] + names[:shift]:
-            wall, cpu = time.perf_counter(), time.process_time()
-            steps[name].run()
-            samples[name].append((time.perf_counter() - wall, time.process_time() - cpu))
-    return {name: torch.tensor(values, dtype=torch.float64) for name, values in samples.items()}
-
-
-def memory_status_kib(field: str) -> int:
-    """A ``/proc/self/status`` size (``VmRSS``, ``VmHWM`` ...) in KiB."""
-    with open('/proc/self/status') as f:
-        line = next(line for line in f if line.startswith(field + ':'))
-    return int(line.split()[1])
-
-
-def reset_peak_rss() -> int:
-    """Reset this process's peak resident size to the current one (Linux); return it in bytes.
-
-    Without the reset the peak would be that of the whole process life
-    (imports and model building included), not of the step.
-    """
-    with open('/proc/self/clear_refs', 'w') as f:
-        f.write('5')
-    return memory_status_kib('VmRSS') * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-def run_train_step_workers(args, mode: str) -> dict:
-    """Start the ``mode`` worker (one process per rank) and wait; its figures (with
-    several ranks the largest of each)."""
-    ranks = TRAIN_MODES[mode].get('ranks', 1)
-    passthrough = [
-        '--arch', args.arch, '--img-size', args.img_size, '--patch-size', args.patch_size,
-        '--adapter-dim', args.adapter_dim, '--threads',
-        max(1, args.threads // ranks), '--memory-batch', args.memory_batch, '--seed', args.seed
-    ]
-    command = [sys.executable, __file__, '--train-step-worker', mode, *map(str, passthrough)]
-    env = dict(
-        os.environ, MASTER_ADDR='127.0.0.1', MASTER_PORT=str(free_port()), WORLD_SIZE=str(ranks))
-    procs = [
-        subprocess.Popen(
-            command,
-            env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True) for rank in range(ranks)
-    ]
-    outputs = [proc.communicate() for proc in procs]
-    for proc, (_, stderr) in zip(procs, outputs):
-        if proc.returncode != 0:
-            raise RuntimeError(f'training-step worker {mode!r} failed:\n{stderr[-3000:]}')
-    results = [json.loads(stdout.strip().splitlines()[-1]) for stdout, _ in outputs]
-    return {key: max(r[key] for r in results) for key in results[0]}
-
-
-def benchmark_train_memory(args) -> None:
-    print(f'\nTraining step, batch {args.memory_batch} per process: peak RSS growth over the '
-          'first step (one fresh process each); then the single-process steps alternating in '
-          f'one process, medians of {args.train_runs} runs (ratio: median of the per-run ratios)')
-    results = {mode: run_train_step_workers(args, mode) for mode in TRAIN_MODES}
-    times = time_train_steps(args) if args.train_runs > 0 else {}
-    base = 'dyt dynamic only'
-    print(f'{"step":<22} {"growth MB":>10} {"vs dynamic only":>16} {"peak RSS MB":>12} '
-          f'{"1st step s":>10} | {"step s":>7} {"vs dynamic only":>16} {"CPU s":>7} '
-          f'{"vs dynamic only":>16}')
-    for mode, r in results.items():
-        row = (f'{mode:<22} {r["growth_mb"]:>10.0f} '
-               f'{r["growth_mb"] / results[base]["growth_mb"]:>16.2f} {r["peak_mb"]:>12.0f} '
-               f'{r["seconds"]:>10.1f} |')
-        if mode in times:
-            (wall, cpu), (wall_ratio, cpu_ratio) = (times[mode].median(0).values,
-                                                    (times[mode] / times[base]).median(0).values)
-            row += f' {wall:>7.2f} {wall_ratio:>16.3f} {cpu:>7.2f} {cpu_ratio:>16.3f}'
-        print(row)
+COLUMNS = [
+    ('batch', 'batch_size', 'd'),
+    ('model', 'model', 's'),
+    ('act.', 'act_rate', '.2f'),
+    ('ToMe r', 'tome_r', 'd'),
+    ('img/s', 'images_per_s.median', '.2f'),
+    ('img/s q1-q3', iqr('images_per_s', '.2f'), 's'),
+    ('speed-up', 'speedup.median', '.3f'),
+    ('GFLOPs', 'gflops', '.4f'),
+    ('FLOP ratio', 'flop_ratio', '.3f'),
+    ('speed-up/FLOP ratio', 'speedup_per_flop_ratio', '.3f'),
+]
+# On the CPU: the same by process CPU time.
+CPU_COLUMNS = [
+    ('| CPU-time img/s', 'cpu_images_per_s.median', '.2f'),
+    ('speed-up', 'cpu_speedup.median', '.3f'),
+    ('/FLOP ratio', 'cpu_speedup_per_flop_ratio', '.3f'),
+]
+BENCHMARKS = dict(
+    inference=benchmark_inference, reduction=benchmark_reduction, trained=benchmark_trained)
 
 
 def main(argv=None):
-    parser, args = parse_args(argv)
+    _, args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    if args.train_step_worker:
-        train_step_worker(args)
-        return
-    if args.trained:
-        with trusted_checkpoints(trusted_names(args.trust_checkpoint, args.trained[1::2])):
-            benchmark_trained(args)
-        return
-    if args.reduction:
-        benchmark_reduction(args)
-    else:
-        benchmark_inference(args)
-    if not args.no_memory:
-        benchmark_train_memory(args)
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, (args.trained or [])[1::2])):
+        rows = BENCHMARKS[args.mode](args)
+    columns = COLUMNS + (CPU_COLUMNS if args.device.type == 'cpu' else [])
+    if args.mode != 'reduction':
+        columns = [c for c in columns if c[1] != 'tome_r']
+    print(format_table(rows, columns))
+    if args.json:
+        write_report(args.json, 'benchmark.py', vars(args), rows, args.device)
 
 
 if __name__ == '__main__':

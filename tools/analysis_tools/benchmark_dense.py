@@ -2,7 +2,8 @@
 
     python tools/analysis_tools/benchmark_dense.py [--task det seg seg-pyramid]
         [--arch base] [--det-size 1024] [--seg-size 512] [--rate 0.5] [--runs 5]
-        [--threads N]
+        [--threads N] [--batch-sizes 1] [--device cpu|cuda|cuda:N] [--amp fp16|bf16]
+        [--json OUT]
 
 Detection (det): the windowed ViT of ViTDet (DyTViTDet, MLP dispatch,
 adapter d = 128) and its simple feature pyramid. Segmentation, the two
@@ -17,23 +18,28 @@ dispatcher's gate bias is calibrated on the benchmark image so that
 the same model in complete mode (every token through every block part,
 adapters included), so the difference is exactly the skipped MLP work.
 
-Times are medians over ``--runs`` interleaved runs, batch 1, evaluation
-mode (DyT: the packed path). FLOPs (one multiply-add = one FLOP, attention
-matmuls included) are counted by tracing that same forward, so the DyT count
-is that of the active tokens. The target: speedup >= 0.85 x FLOP ratio.
+Dense and DyT are timed side by side in evaluation mode (DyT: the packed
+path) under ``torch.inference_mode()`` (and ``torch.autocast`` with
+``--amp``) by :func:`mmvitdyn.analysis.timing.time_interleaved`: medians
+over ``--runs`` interleaved rounds, synchronised on a GPU; the speed-up is
+the median of the per-round ratios. FLOPs per image (one multiply-add = one
+FLOP, attention matmuls included) are counted by tracing that same forward
+in fp32, so the DyT count is that of the active tokens. The target: speed-up
+>= 0.85 x FLOP ratio. ``--json OUT`` writes the rows.
 """
 import argparse
-import statistics
-import time
 from contextlib import nullcontext
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 from mmengine.logging import MMLogger
 from mmseg.models.necks import MultiLevelNeck
 from torch import nn
 
-from mmvitdyn.analysis import calibrate_gates, flop_analyzer
+from mmvitdyn.analysis import calibrate_gates, count_flops
+from mmvitdyn.analysis.timing import (amp_context, check_timing_options, comparison_rows,
+                                      format_table, iqr, time_interleaved, timing_options,
+                                      write_report)
 from mmvitdyn.models import DyTViT, DyTViTDet, SimpleFPN
 
 TARGET = 0.85
@@ -47,14 +53,17 @@ def parse_args(argv=None):
     parser.add_argument('--det-size', type=int, default=1024, help='detection input side')
     parser.add_argument('--seg-size', type=int, default=512, help='segmentation input side')
     parser.add_argument('--rate', type=float, default=0.5, help='activation rate to calibrate to')
-    parser.add_argument('--runs', type=int, default=5, help='timed runs per model')
+    for flag, options in timing_options(batch_sizes=[1], runs=5):
+        parser.add_argument(flag, **options)
     parser.add_argument('--threads', type=int, help='torch threads (default: torch\'s choice)')
     args = parser.parse_args(argv)
     for name in ('det_size', 'seg_size'):
         if getattr(args, name) % 16:
             parser.error(f'--{name.replace("_", "-")} must be a multiple of the patch size 16')
-    if args.runs < 1:
-        parser.error('--runs must be >= 1')
+    try:
+        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 
@@ -124,34 +133,26 @@ TASKS: Dict[str, Callable[[str, int], Tuple[nn.Module, List[Tuple[str, nn.Module
 }
 
 
-def gflops(model: nn.Module, image: torch.Tensor) -> float:
-    with torch.no_grad():
-        return flop_analyzer(model, (image, )).total() / 1e9
-
-
-def median_seconds(fns: Dict[str, Callable[[], object]], runs: int) -> Dict[str, float]:
-    """Median wall time of each function, runs interleaved (after one warm-up each)."""
-    times: Dict[str, List[float]] = {name: [] for name in fns}
-    for fn in fns.values():
-        fn()
-    for _ in range(runs):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
-def benchmark(task: str, arch: str, size: int, rate: float, runs: int) -> List[dict]:
+def benchmark(task: str,
+              arch: str,
+              size: int,
+              rate: float,
+              runs: int,
+              batch: int = 1,
+              device: torch.device = torch.device('cpu'),
+              amp: Optional[str] = None) -> List[dict]:
+    """Rows of ``task``'s timed parts, dense then DyT (with ``meets_target``), at
+    ``batch`` random images (the dispatchers calibrated on them to ``rate``); see
+    :func:`comparison_rows` for the figures."""
     torch.manual_seed(0)
     backbone, parts = TASKS[task](arch, size)
     backbone.init_weights()
     for _, model in parts:
-        model.eval()
-    image = torch.randn(1, 3, size, size)
-    calibrate_gates(backbone, image, rate)
+        model.to(device).eval()
+    images = torch.randn(batch, 3, size, size).to(device)
+    calibrate_gates(backbone, images, rate)
     with torch.inference_mode():
-        backbone(image)
+        backbone(images)
     act_rate = backbone.activation_rates()['act_rate']
     modes = {'dense': backbone.complete_mode, 'DyT': nullcontext}
     rows = []
@@ -159,34 +160,44 @@ def benchmark(task: str, arch: str, size: int, rate: float, runs: int) -> List[d
         flops = {}
         for mode, context in modes.items():
             with context():
-                flops[mode] = gflops(model, image)
+                flops[mode] = count_flops(model, images) / batch
 
         def run(context, model=model):
-            with torch.inference_mode(), context():
-                model(image)
+            with context():
+                model(images)
 
-        runs_of = {mode: (lambda c=context: run(c)) for mode, context in modes.items()}
-        seconds = median_seconds(runs_of, runs)
-        rows.append(
-            dict(task=task, size=size, part=part, act_rate=act_rate, flops=flops, seconds=seconds))
+        fns = {mode: (lambda c=context: run(c)) for mode, context in modes.items()}
+        with torch.inference_mode(), amp_context(device, amp):
+            samples = time_interleaved(fns, runs, device)
+        for row in comparison_rows(samples, 'dense', batch, device, amp, flops):
+            rows.append(
+                dict(
+                    row,
+                    task=task,
+                    input_size=size,
+                    part=part,
+                    act_rate=act_rate if row['model'] == 'DyT' else 1.0))
+        rows[-1]['meets_target'] = rows[-1]['speedup_per_flop_ratio'] >= TARGET
     return rows
 
 
-def print_table(rows: List[dict]) -> None:
-    header = (f'{"task":11} {"input":>9} {"part":16} {"act":>5} {"dense ms":>9} {"DyT ms":>8} '
-              f'{"speedup":>7} {"dense GF":>9} {"DyT GF":>8} {"FLOP ratio":>10} '
-              f'{"speedup/FLOP ratio":>18}')
-    print(header)
-    print('-' * len(header))
-    for row in rows:
-        speedup = row['seconds']['dense'] / row['seconds']['DyT']
-        flop_ratio = row['flops']['dense'] / row['flops']['DyT']
-        verdict = 'ok' if speedup >= TARGET * flop_ratio else f'below {TARGET}'
-        print(f'{row["task"]:11} {row["size"]:>4}x{row["size"]:<4} {row["part"]:16} '
-              f'{row["act_rate"]:5.2f} {row["seconds"]["dense"] * 1e3:9.1f} '
-              f'{row["seconds"]["DyT"] * 1e3:8.1f} {speedup:7.3f} {row["flops"]["dense"]:9.2f} '
-              f'{row["flops"]["DyT"]:8.2f} {flop_ratio:10.3f} '
-              f'{speedup / flop_ratio:11.3f} ({verdict})')
+VERDICTS = {True: 'ok', False: 'below'}  # of a DyT row's meets_target
+COLUMNS = [
+    ('task', 'task', 's'),
+    ('input', 'input_size', 'd'),
+    ('part', 'part', 's'),
+    ('batch', 'batch_size', 'd'),
+    ('model', 'model', 's'),
+    ('act.', 'act_rate', '.2f'),
+    ('ms/batch', lambda row: 1e3 * row['batch_size'] / row['images_per_s']['median'], '.1f'),
+    ('img/s', 'images_per_s.median', '.2f'),
+    ('img/s q1-q3', iqr('images_per_s', '.2f'), 's'),
+    ('speed-up', 'speedup.median', '.3f'),
+    ('GFLOPs', 'gflops', '.3f'),
+    ('FLOP ratio', 'flop_ratio', '.3f'),
+    ('speed-up/FLOP ratio', 'speedup_per_flop_ratio', '.3f'),
+    (f'target {TARGET}', lambda row: VERDICTS.get(row.get('meets_target')), 's'),
+]
 
 
 def main(argv=None):
@@ -194,13 +205,18 @@ def main(argv=None):
     MMLogger.get_instance('benchmark_dense', log_level='WARNING')  # no per-weight init log
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f'arch {args.arch}, batch 1, rate {args.rate}, median of {args.runs} runs, '
-          f'{torch.get_num_threads()} threads')
     rows = []
     for task in args.task:
         size = args.det_size if task == 'det' else args.seg_size
-        rows += benchmark(task, args.arch, size, args.rate, args.runs)
-    print_table(rows)
+        for batch in args.batch_sizes:
+            rows += benchmark(task, args.arch, size, args.rate, args.runs, batch, args.device,
+                              args.amp)
+    threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
+    print(f'arch {args.arch}, rate {args.rate}, {args.device}{threads}, '
+          f'{rows[0]["dtype"]}; medians of {args.runs} interleaved rounds')
+    print(format_table(rows, COLUMNS))
+    if args.json:
+        write_report(args.json, 'benchmark_dense.py', vars(args), rows, args.device)
 
 
 if __name__ == '__main__':

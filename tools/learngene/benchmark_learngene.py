@@ -1,101 +1,145 @@
 """Time building a learngene against plain inference of the same model.
 
     python tools/learngene/benchmark_learngene.py [--num-images 256]
-        [--batch-size 64] [--arch base] [--img-size 224] [--patch-size 16]
-        [--eps 10] [--device cuda|cpu] [--max-ratio 1.3]
+        [--batch-sizes 64] [--arch base] [--img-size 224] [--patch-size 16]
+        [--eps 10] [--runs 1] [--device cpu|cuda|cuda:N] [--amp fp16|bf16]
+        [--json OUT] [--max-ratio 1.3]
 
 A ViT (random weights; ViT-B/16 at 224 by default) runs over the same random
-images twice: a plain inference pass, and the stages of ``build_learngene``
-(MAD during the forward pass; clustering, FFN grouping and extraction;
-writing the file), each timed here. Prints the seconds of each stage and the
-ratio build / inference; with --max-ratio the exit status is 1 when the
-ratio is above it.
+images, in batches of each ``--batch-sizes``, twice: a plain inference pass,
+and the stages of ``build_learngene`` (MAD during the forward pass;
+clustering, FFN grouping and extraction; writing the file), the two timed
+side by side by :func:`mmvitdyn.analysis.timing.time_interleaved` after a
+short warm-up (``--runs`` interleaved rounds, synchronised on a GPU), each
+stage by :func:`~mmvitdyn.analysis.timing.timed_region`. Prints the seconds
+of each and the ratio build / inference (median of the per-round ratios);
+with --max-ratio the exit status is 1 when a ratio is above it.
 """
 import argparse
 import os
 import sys
 import tempfile
-import time
-from contextlib import contextmanager
-from typing import Dict
+from typing import Dict, List
 
 import torch
 
 import mmvitdyn  # noqa: F401
+from mmvitdyn.analysis.timing import (amp_context, check_timing_options, dtype_name, format_table,
+                                      iqr, spread, time_interleaved, timed_region, timing_options,
+                                      write_report)
 from mmvitdyn.learngene import cluster_heads, condense, record_attention_distance
 from mmvitdyn.models import ViT
 
-
-@contextmanager
-def timed(timings: Dict[str, float], stage: str, device: torch.device):
-    """Add the wall time of the block to ``timings[stage]`` (GPU work included)."""
-    sync = torch.cuda.synchronize if device.type == 'cuda' else (lambda: None)
-    sync()
-    start = time.perf_counter()
-    yield
-    sync()
-    timings[stage] = timings.get(stage, 0.) + time.perf_counter() - start
+# The build's stages, in order.
+STAGES = ('mad', 'condense', 'write')
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Benchmark the learngene build')
     parser.add_argument('--num-images', type=int, default=256)
-    parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--arch', default='base', help="a ViT arch_zoo key, e.g. 'base', 'tiny'")
     parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
     parser.add_argument('--eps', type=float, default=10.)
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    for flag, options in timing_options(batch_sizes=[64], runs=1):
+        parser.add_argument(flag, **options)
     parser.add_argument('--max-ratio', type=float, help='fail (exit 1) above this ratio')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
+    except ValueError as error:
+        parser.error(str(error))
+    return args
+
+
+def benchmark_batch(args, model: ViT, images: torch.Tensor, batch_size: int,
+                    out: str) -> List[dict]:
+    """The plain inference and build rows of ``images`` in batches of ``batch_size``."""
+    device = args.device
+    batches = [b.to(device) for b in images.split(batch_size)]
+    with torch.no_grad(), amp_context(device, args.amp):  # kernels, allocator, scikit-learn
+        model(batches[0][:2])
+    cluster_heads(torch.rand(2, 3), eps=args.eps)
+    stages: Dict[str, List[float]] = {stage: [] for stage in STAGES}
+    built = {}
+
+    def inference():
+        with torch.no_grad():
+            for batch in batches:
+                model(batch)
+
+    def build():
+        with timed_region(device) as seconds:
+            recorder = record_attention_distance(model, batches)
+            mad = recorder.mean()
+        stages['mad'].append(seconds['wall'])
+        with timed_region(device) as seconds:
+            built['learngene'] = condense(model, mad, recorder.num_images, eps=args.eps)
+        stages['condense'].append(seconds['wall'])
+        with timed_region(device) as seconds:
+            built['learngene'].save(out)
+        stages['write'].append(seconds['wall'])
+
+    with amp_context(device, args.amp):
+        samples = time_interleaved(
+            dict(inference=inference, build=build), args.runs, device, warmup=0)
+    common = dict(batch_size=batch_size, device=str(device), dtype=dtype_name(args.amp))
+    learngene = built['learngene']
+    return [
+        dict(
+            common,
+            model='plain inference',
+            seconds=spread(samples['inference'][:, 0]),
+            images_per_s=spread(len(images) / samples['inference'][:, 0])),
+        dict(
+            common,
+            model='learngene build',
+            seconds=spread(samples['build'][:, 0]),
+            images_per_s=spread(len(images) / samples['build'][:, 0]),
+            stages={stage: spread(torch.tensor(stages[stage]))
+                    for stage in STAGES},
+            ratio=spread(samples['build'][:, 0] / samples['inference'][:, 0]),
+            centroids=sum(learngene.num_centroids),
+            ffns=len(learngene.ffn_groups),
+            file_mib=os.path.getsize(out) / 2**20)
+    ]
+
+
+COLUMNS = [
+    ('batch', 'batch_size', 'd'),
+    ('pass', 'model', 's'),
+    ('s', 'seconds.median', '.3f'),
+    ('s q1-q3', iqr('seconds', '.3f'), 's'),
+    ('img/s', 'images_per_s.median', '.1f'),
+    *((f'{stage} s', f'stages.{stage}.median', '.3f') for stage in STAGES),
+    ('build / inference', 'ratio.median', '.3f'),
+    ('centroids', 'centroids', 'd'),
+    ('FFNs', 'ffns', 'd'),
+    ('file MiB', 'file_mib', '.1f'),
+]
 
 
 def main(argv=None):
     args = parse_args(argv)
-    device = torch.device(args.device)
     torch.manual_seed(0)
     # PyTorch's default initialisation: random weights are all the timing needs.
     model = ViT(
-        arch=args.arch, img_size=args.img_size, patch_size=args.patch_size).to(device).eval()
+        arch=args.arch, img_size=args.img_size, patch_size=args.patch_size).to(args.device).eval()
     images = torch.randn(args.num_images, 3, args.img_size, args.img_size)
-    batches = [b.to(device) for b in images.split(args.batch_size)]
-    with torch.no_grad():  # warm-up: kernels, allocator, scikit-learn import
-        model(batches[0][:2])
-        cluster_heads(torch.rand(2, 3), eps=args.eps)
-
-    timings = {}
-    with torch.no_grad(), timed(timings, 'inference', device):
-        for batch in batches:
-            model(batch)
-    # The stages of build_learngene, timed one by one.
-    stages = {}
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, 'learngene.pth')
-        with timed(stages, 'mad', device):
-            recorder = record_attention_distance(model, batches)
-            mad = recorder.mean()
-        with timed(stages, 'condense', device):
-            learngene = condense(model, mad, recorder.num_images, eps=args.eps)
-        with timed(stages, 'write', device):
-            learngene.save(out)
-        size = os.path.getsize(out)
-
-    inference = timings['inference']
-    total = sum(stages.values())
-    ratio = total / inference
+        rows = [
+            row for batch_size in args.batch_sizes for row in benchmark_batch(
+                args, model, images, batch_size, os.path.join(tmp, 'learngene.pth'))
+        ]
     print(f'ViT {args.arch}/{args.patch_size} at {args.img_size}, {args.num_images} images, '
-          f'batch {args.batch_size}, {device}')
-    print(f'  plain inference        {inference:8.3f} s')
-    for stage, seconds in stages.items():
-        note = dict(
-            mad=' (forward pass + MAD)',
-            condense=' (clustering, FFN groups, extraction)').get(stage, '')
-        print(f'  learngene {stage:<12} {seconds:8.3f} s{note}')
-    print(f'  learngene total        {total:8.3f} s  ({sum(learngene.num_centroids)} centroids, '
-          f'{len(learngene.ffn_groups)} FFNs, file {size / 2**20:.1f} MiB)')
-    print(f'  ratio build / inference = {ratio:.3f}' +
-          (f' (limit {args.max_ratio})' if args.max_ratio else ''))
-    if args.max_ratio is not None and ratio > args.max_ratio:
+          f'{args.device}, {dtype_name(args.amp)}; medians of {args.runs} interleaved rounds '
+          '(mad: forward pass + MAD; condense: clustering, FFN groups, extraction)')
+    print(format_table(rows, COLUMNS))
+    if args.json:
+        write_report(args.json, 'benchmark_learngene.py', vars(args), rows, args.device)
+    ratios = [row['ratio']['median'] for row in rows if 'ratio' in row]
+    if args.max_ratio is not None and max(ratios) > args.max_ratio:
+        print(f'ratio build / inference {max(ratios):.3f} is above --max-ratio {args.max_ratio}')
         sys.exit(1)
 
 

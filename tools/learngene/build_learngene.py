@@ -1,4 +1,4 @@
-"""Condense a trained ancestry ViT into a Cluster-Learngene learngene.
+"""Condense a trained ancestry into a Cluster-Learngene learngene.
 
     python tools/learngene/build_learngene.py CONFIG CHECKPOINT --out FILE
         [--data DIR] [--num-images 1000] [--batch-size 32]
@@ -10,10 +10,12 @@ Images are preprocessed exactly as the config evaluates: its test pipeline
 and its model's data_preprocessor (mean/std). ``--data DIR`` reads image
 files under DIR (a seeded sample of ``--num-images``); without it the
 config's val dataset is used. The checkpoint may be a classifier checkpoint
-(``backbone.*`` keys) or a bare ViT (timm/DeiT, mmpretrain, JAX; see
-``mmvitdyn.models.utils.load_pretrained``). An mmpretrain SwinTransformer
-ancestry is condensed stage by stage (MAD inside its windows; see
-``mmvitdyn.learngene.ancestries.swin``; no explicit --ffn-groups).
+(``backbone.*`` keys) or a bare backbone: for a ViT in any layout
+``mmvitdyn.models.utils.load_pretrained`` reads (timm/DeiT, mmpretrain,
+JAX), for mmpretrain's SwinTransformer and LeViT in their own keys. These
+two are condensed stage by stage (MAD inside a Swin's windows, on each
+LeViT stage's grid; see ``mmvitdyn.learngene.ancestries``; no explicit
+--ffn-groups).
 """
 import argparse
 import os.path as osp
@@ -27,15 +29,16 @@ from mmengine.dataset import Compose, pseudo_collate
 from mmengine.logging import MMLogger
 from mmengine.registry import DATASETS
 from mmengine.utils import ProgressBar
-from mmpretrain.models import SwinTransformer
+from torch import nn
 
 from mmvitdyn.apis import init_model
 from mmvitdyn.datasets import check_data_roots
 from mmvitdyn.engine.runner_setup import SetupError, load_config
-from mmvitdyn.learngene import build_learngene, plot_mad
+from mmvitdyn.learngene import ancestry_for, build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
 from mmvitdyn.models.utils import load_pretrained, load_state_dict_file
+from mmvitdyn.models.utils.pretrained import group_keys, strip_prefix
 from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, is_local_path, trusted_checkpoints,
                             trusted_names)
 
@@ -86,17 +89,36 @@ def build_ancestry(cfg, checkpoint: str, device: str):
     """The config's model, built as the Runner builds it, with the checkpoint's
     backbone weights, in eval mode."""
     model = init_model(cfg)
-    if not isinstance(getattr(model, 'backbone', None), (ViT, SwinTransformer)):
-        raise SetupError(
-            f"the config's backbone is {type(getattr(model, 'backbone', model)).__name__}; "
-            "learngenes are built from mmvitdyn's ViT (type='ViT') or mmpretrain's "
-            "SwinTransformer; convert other checkpoints with tools/model_converters/")
+    backbone = getattr(model, 'backbone', model)
+    try:
+        ancestry_for(backbone)
+    except ValueError as err:
+        raise SetupError(f"the config's backbone: {err}") from None
     if is_local_path(checkpoint) and not osp.isfile(checkpoint):
         raise SetupError(f'checkpoint {checkpoint!r} does not exist')
-    keys = load_state_dict_file(checkpoint)
-    prefix = 'backbone.' if any(k.startswith('backbone.') for k in keys) else None
-    load_pretrained(model.backbone, checkpoint, prefix=prefix)
+    state_dict = load_state_dict_file(checkpoint)
+    prefix = 'backbone.' if any(k.startswith('backbone.') for k in state_dict) else None
+    if isinstance(backbone, ViT):
+        load_pretrained(backbone, checkpoint, prefix=prefix)
+    else:
+        load_own_keys(backbone,
+                      strip_prefix(state_dict, prefix) if prefix else state_dict, checkpoint)
     return model.to(device).eval()
+
+
+def load_own_keys(backbone: nn.Module, state_dict: dict, checkpoint: str) -> None:
+    """Load a library backbone (mmpretrain's Swin, LeViT) from a checkpoint in
+    its own keys: every parameter and BatchNorm statistic must be there."""
+    try:
+        missing, _ = backbone.load_state_dict(state_dict, strict=False)
+    except RuntimeError as err:  # shape mismatches
+        raise SetupError(f'checkpoint {checkpoint} does not fit the '
+                         f'{type(backbone).__name__}: {err}') from None
+    model_state = backbone.state_dict()
+    lacking = [key for key in missing if model_state[key].is_floating_point()]
+    if lacking:
+        raise SetupError(f'checkpoint {checkpoint} lacks {len(lacking)} weight(s) of the '
+                         f'{type(backbone).__name__}: {group_keys(lacking)}')
 
 
 def image_samples(cfg, data, num_images: int, seed: int):

@@ -18,6 +18,7 @@ TOOLS = {
     'dyt': 'dyt2mmvitdyn.py',
     'dinov2': 'timm2mmvitdyn.py',
     'openai_clip': 'timm2mmvitdyn.py',
+    'dynamicvit': 'dynamicvit2mmvitdyn.py',
 }
 
 
@@ -39,6 +40,9 @@ def summary(info: dict, fmt: str, dst: str, classifier: bool) -> str:
         lines.append(f'  DyT: adapter bottleneck={info["adapter_bottleneck"]} '
                      f'dispatchers={info["dispatch_parts"]}')
         lines.append('  DyTViT needs: ' + ', '.join(dyt_switches(info)))
+    if info['num_predictors']:
+        lines.append(f'  DynamicViT: {info["num_predictors"]} prediction modules; prune_loc needs '
+                     f'{info["num_predictors"]} blocks (the official DeiT runs: (3, 6, 9))')
     return '\n'.join(lines)
 
 

@@ -3,8 +3,9 @@ from .best_over_epochs_hook import BestOverEpochsHook
 from .dispatch_rate_hook import DispatchRateHook
 from .epoch_seed_hook import EpochSeedHook
 from .gumbel_temperature_hook import GumbelTemperatureHook
+from .keep_rate_schedule_hook import EViTKeepRateHook
 
 __all__ = [
     'AtomicCheckpointHook', 'BestOverEpochsHook', 'DispatchRateHook', 'EpochSeedHook',
-    'GumbelTemperatureHook'
+    'EViTKeepRateHook', 'GumbelTemperatureHook'
 ]

@@ -1,5 +1,6 @@
 """Ancestry families: what learngene building reads of each kind of ancestry
-(``SwinAncestry`` and its recorder: imported with mmpretrain on first use)."""
+(``SwinAncestry``, ``LeViTAncestry`` and their recorders: imported with
+mmpretrain on first use)."""
 from ...lazy_registry import lazy_exports
 from .base import CENTROIDS, Ancestry, CondenseSettings, ancestry_for
 from .vit import AttentionDistanceRecorder, ViTAncestry

@@ -15,15 +15,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import singledispatch
 from importlib import import_module
-from typing import Callable, List, Optional, Sequence, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
 
 from ..artefacts.layers import FFN_KEYS, FFNGroup, LearngeneLayer
-from ..ffn_grouping import Groups
+from ..ffn_grouping import Groups, group_ffns
 from ..file_format import Tensors
-from ..head_clustering import HeadCluster, check_clustering_args
+from ..head_clustering import HeadCluster, check_clustering_args, cluster_heads
 
 CENTROIDS = ('select', 'average')
 
@@ -188,14 +188,56 @@ def condense_attention(attn: Tensors,
 
 
 @torch.no_grad()
-def condense_ffns(ffn_groups: Groups, ffn_of: Callable[[int], Tensors],
-                  centroid: str) -> List[FFNGroup]:
-    """One FFN per group (``fc1.weight`` ... from ``ffn_of(layer)``): the
-    first layer's (``select``) or the members' mean (``average``)."""
+def condense_ffns(ffn_groups: Groups,
+                  ffn_of: Callable[[int], Tensors],
+                  centroid: str,
+                  keys: Sequence[str] = FFN_KEYS) -> List[FFNGroup]:
+    """One FFN per group (its ``keys``, ``fc1.weight`` ... by default, from
+    ``ffn_of(layer)``): the first layer's (``select``) or the members' mean
+    (``average``)."""
     groups = []
     for group in ffn_groups:
         members = group if centroid == 'average' else group[:1]
         states = [ffn_of(i) for i in members]
-        weights = {key: torch.stack([s[key] for s in states]).mean(0) for key in FFN_KEYS}
+        weights = {key: torch.stack([s[key] for s in states]).mean(0) for key in keys}
         groups.append(FFNGroup(tuple(group), weights))
     return groups
+
+
+def condense_stages(mad: Sequence[torch.Tensor], depths: Sequence[int], how: CondenseSettings,
+                    family: str) -> Tuple[List[List[List[HeadCluster]]], List[Groups], str]:
+    """Steps 2-3 of an ancestry built in stages (Swin, LeViT), stage by stage:
+    cluster the heads of every block, group the FFNs of adjacent blocks
+    inside the stage (widths change between stages).
+
+    Args:
+        mad (Sequence[Tensor]): One (depth_s, heads_s) MAD table per stage.
+        depths (Sequence[int]): The blocks of every stage.
+        how (CondenseSettings): ``how.k`` is one value or one per block over
+            all stages; explicit FFN groups are refused.
+        family (str): The family, named in errors.
+
+    Returns:
+        tuple: Per stage the clusters of every block (priority order), per
+        stage its FFN groups, and the grouping rule as the learngene records it.
+    """
+    if how.ffn_groups is not None:
+        raise ValueError(f'ffn_groups={how.ffn_groups!r}: explicit FFN groups are not '
+                         f'supported for a {family} ancestry (its groups are found per stage)')
+    if len(mad) != len(depths):
+        raise ValueError(f'mad has {len(mad)} stage tables, the ancestry {len(depths)} stages')
+    k = how.k
+    if k is not None and not isinstance(k, int):
+        k = list(k)
+        if len(k) != sum(depths):
+            raise ValueError(f'k has {len(k)} entries for {sum(depths)} blocks')
+    clusters, groups, start = [], [], 0
+    for stage_mad, depth in zip(mad, depths):
+        stage_k = k if k is None or isinstance(k, int) else k[start:start + depth]
+        start += depth
+        stage_clusters = cluster_heads(stage_mad, how.method, how.eps, how.min_samples, stage_k)
+        clusters.append(stage_clusters)
+        groups.append(
+            group_ffns([len(c) for c in stage_clusters], stage_mad.shape[1], how.ffn_clustering))
+    rule = 'adjacent equal counts in a stage' if how.ffn_clustering else 'disabled'
+    return clusters, groups, rule

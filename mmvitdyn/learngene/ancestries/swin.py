@@ -17,11 +17,10 @@ from mmpretrain.models import SwinTransformer
 from ...models.layers.window_msa import window_attention_probs
 from ..artefacts.swin import SwinLearngene, SwinStage, WindowLearngeneLayer
 from ..attention_distance import attention_distance, patch_distances
-from ..ffn_grouping import group_ffns
 from ..file_format import Tensors
-from ..head_clustering import HeadCluster, cluster_heads
+from ..head_clustering import HeadCluster
 from .base import (CENTROIDS, Ancestry, CondenseSettings, ancestry_for, clone_state,
-                   condense_attention, condense_ffns, pick_heads)
+                   condense_attention, condense_ffns, condense_stages, pick_heads)
 
 # The keys of mmcv's FFN (Linear-GELU-Dropout, Linear) as FFN_KEYS name them.
 SWIN_FFN = {
@@ -166,27 +165,8 @@ class SwinAncestry(Ancestry):
         (depth, heads) table per stage, ``how.k`` one value or one per block
         over all stages; explicit FFN groups are refused (a Swin's groups are
         found per stage)."""
-        if how.ffn_groups is not None:
-            raise ValueError(f'ffn_groups={how.ffn_groups!r}: explicit FFN groups are not '
-                             'supported for a Swin ancestry (its groups are found per stage)')
         depths = [len(stage.blocks) for stage in self.backbone.stages]
-        if len(mad) != len(depths):
-            raise ValueError(f'mad has {len(mad)} stage tables, the ancestry {len(depths)} stages')
-        k = how.k
-        if k is not None and not isinstance(k, int):
-            k = list(k)
-            if len(k) != sum(depths):
-                raise ValueError(f'k has {len(k)} entries for {sum(depths)} blocks')
-        clusters, groups, start = [], [], 0
-        for stage_mad, depth in zip(mad, depths):
-            stage_k = k if k is None or isinstance(k, int) else k[start:start + depth]
-            start += depth
-            stage_clusters = cluster_heads(stage_mad, how.method, how.eps, how.min_samples, stage_k)
-            clusters.append(stage_clusters)
-            groups.append(
-                group_ffns([len(c) for c in stage_clusters], stage_mad.shape[1],
-                           how.ffn_clustering))
-        rule = 'adjacent equal counts in a stage' if how.ffn_clustering else 'disabled'
+        clusters, groups, rule = condense_stages(mad, depths, how, 'Swin')
         return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
 
     @torch.no_grad()

@@ -15,10 +15,10 @@ import torch
 from torch import nn
 
 from ...models.backbones import LinearExpansionViT, ViT
-from ...models.layers import Attention, FFNExpansion, SharedHeads
+from ...models.layers import Attention, FFNExpansion, LayerScale, SharedHeads
 from ..artefacts.block import BlockLearngene, learngene_blocks
 from ..artefacts.tleg import TLEGLearngene
-from ..artefacts.vit import Learngene
+from ..artefacts.vit import ACTIVATIONS, LAYER_SCALE_KEYS, Learngene
 from ..attention_distance import attention_distance, patch_attention, patch_distances
 from ..ffn_grouping import Groups, group_ffns
 from ..file_format import Tensors
@@ -151,7 +151,7 @@ class ViTAncestry(Ancestry):
         """``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``,
         ``feedforward_channels``, ``patch_size``, ``patch_resolution`` (the
         grid its position embedding is for), ``num_extra_tokens`` (the
-        prefix tokens), ``qkv_bias``."""
+        prefix tokens), ``qkv_bias`` and the family (:meth:`family`)."""
         backbone = self.backbone
         attn = backbone.blocks[0].attn
         state = self.block_state(0)
@@ -164,7 +164,76 @@ class ViTAncestry(Ancestry):
             patch_size=backbone.patch_size,
             patch_resolution=list(backbone.patch_resolution),
             num_extra_tokens=backbone.num_prefix_tokens,
-            qkv_bias='attn.qkv.bias' in state)
+            qkv_bias='attn.qkv.bias' in state,
+            **self.family())
+
+    def family(self) -> dict:
+        """The ViT arguments of the ancestry's family, read from its modules:
+        ``norm_eps`` (of every LayerNorm), ``act_cfg`` (of every MLP),
+        ``pre_norm``, ``layer_scale_init_value`` (None without layer
+        scales), ``num_reg_tokens`` and ``dist_token``.
+
+        Raises:
+            ValueError: A setting a descendant could not reproduce (named):
+                no class token, norms other than LayerNorm or of several
+                eps, an activation not in ``ACTIVATIONS`` (GELU: exact) or
+                differing between blocks, layer scales in some blocks only.
+        """
+        backbone = self.backbone
+        name = type(backbone).__name__
+        if backbone.cls_token is None:
+            raise ValueError(f'{name} has no class token (class_token=False); learngene '
+                             'descendants are ViTs with one')
+        blocks = list(backbone.blocks)
+        norms = [module for block in blocks for module in (block.norm1, block.norm2)]
+        norms += [m for m in (backbone.norm, backbone.norm_pre) if not isinstance(m, nn.Identity)]
+        kinds = {type(m).__name__ for m in norms if not isinstance(m, nn.LayerNorm)}
+        if kinds:
+            raise ValueError(f"{name}'s norms include {sorted(kinds)}; a learngene records "
+                             "norm_cfg=dict(type='LN', eps=...) only")
+        eps = {m.eps for m in norms}
+        if len(eps) != 1:
+            raise ValueError(f"{name}'s LayerNorms have eps {sorted(eps)}; a learngene records "
+                             'one norm_cfg eps')
+        acts = {self._activation(block.mlp.act) for block in blocks}
+        if len(acts) != 1 or not acts <= set(ACTIVATIONS):
+            raise ValueError(f"{name}'s MLP activations are {sorted(acts)}; a learngene records "
+                             f'one act_cfg of type {ACTIVATIONS}')
+        scaled = {
+            isinstance(block.ls1, LayerScale) and isinstance(block.ls2, LayerScale)
+            for block in blocks
+        }
+        scale = backbone.layer_scale_init_value
+        if scaled != {scale is not None}:
+            raise ValueError(f'{name} has layer_scale_init_value={scale!r} but layer scales in '
+                             f'{sum(isinstance(b.ls1, LayerScale) for b in blocks)} of '
+                             f'{len(blocks)} blocks; a learngene records them in every block '
+                             'or none')
+        return dict(
+            norm_eps=eps.pop(),
+            act_cfg=dict(type=acts.pop()),
+            pre_norm=isinstance(backbone.norm_pre, nn.LayerNorm),
+            layer_scale_init_value=scale,
+            num_reg_tokens=0 if backbone.reg_token is None else backbone.reg_token.shape[1],
+            dist_token=backbone.dist_token is not None)
+
+    @staticmethod
+    def _activation(act: nn.Module) -> str:
+        """The ``act_cfg`` type of an MLP's activation module (its class name;
+        'GELU (approximate=tanh)' for tanh-approximated GELU)."""
+        if isinstance(act, nn.GELU) and act.approximate != 'none':
+            return f'GELU (approximate={act.approximate})'
+        return type(act).__name__
+
+    def stem(self) -> Tuple[Tensors, Tensors]:
+        """Detached copies of the ancestry's stem tensors (``is_stem_param``)
+        and of its final norm's state (empty without one)."""
+        backbone = self.backbone
+        embeddings = {
+            key: value.detach().clone()
+            for key, value in backbone.state_dict().items() if backbone.is_stem_param(key)
+        }
+        return embeddings, clone_state(backbone.norm.state_dict())
 
     def recorder(self) -> AttentionDistanceRecorder:
         return AttentionDistanceRecorder(self.backbone)
@@ -211,30 +280,38 @@ class ViTAncestry(Ancestry):
             for block, state, layer_clusters in zip(blocks, states, clusters)
         ]
         groups = condense_ffns(ffn_groups, lambda i: substate(states[i], 'mlp.'), centroid)
-        embeddings = {
-            key: value.detach().clone()
-            for key, value in backbone.state_dict().items() if backbone.is_stem_param(key)
-        }
-        learngene = Learngene(self.describe(), dict(settings or {}, centroid=centroid),
-                              mad.detach().cpu().float().clone(), embeddings,
-                              clone_state(backbone.norm.state_dict()), layers, groups)
+        embeddings, final_norm = self.stem()
+        learngene = Learngene(
+            ancestry=self.describe(),
+            settings=dict(settings or {}, centroid=centroid),
+            mad=mad.detach().cpu().float().clone(),
+            embeddings=embeddings,
+            final_norm=final_norm,
+            layers=layers,
+            layer_scales=[{
+                key: state[key].clone()
+                for key in LAYER_SCALE_KEYS if key in state
+            } for state in states],
+            ffn_groups=groups)
         learngene.validate()
         return learngene
 
     @torch.no_grad()
     def extract_blocks(self, method: str, settings: Optional[dict] = None) -> BlockLearngene:
         """The Heuristic- or Auto-Learngene learngene (``method`` 'heuristic'
-        or 'auto'): the blocks :func:`learngene_blocks` names, whole."""
+        or 'auto'): the blocks :func:`learngene_blocks` names, whole, and
+        the stem and final norm (:meth:`stem`)."""
         layers = learngene_blocks(method, len(self.backbone.blocks))
         blocks = [clone_state(self.block_state(index)) for index in layers]
-        learngene = BlockLearngene(method, self.describe(), tuple(layers), blocks,
+        learngene = BlockLearngene(method, self.describe(), tuple(layers), blocks, *self.stem(),
                                    dict(settings or {}))
         learngene.validate()
         return learngene
 
     @torch.no_grad()
     def extract_expansion(self, settings: Optional[dict] = None) -> TLEGLearngene:
-        """The TLEG learngene: theta_A and theta_B of a (trained) Aux-Net.
+        """The TLEG learngene: theta_A and theta_B of a (trained) Aux-Net,
+        and its stem and final norm (:meth:`stem`).
 
         Raises:
             ValueError: The backbone is not a :class:`LinearExpansionViT`.
@@ -244,7 +321,8 @@ class ViTAncestry(Ancestry):
             raise ValueError(f'a TLEG learngene comes from a LinearExpansionViT (the Aux-Net), '
                              f'got {type(aux).__name__}')
         learngene = TLEGLearngene(self.describe(), clone_state(aux.theta_a.state_dict()),
-                                  clone_state(aux.theta_b.state_dict()), dict(settings or {}))
+                                  clone_state(aux.theta_b.state_dict()), *self.stem(),
+                                  dict(settings or {}))
         learngene.validate()
         return learngene
 

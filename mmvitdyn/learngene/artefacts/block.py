@@ -11,14 +11,18 @@ blocks of the ancestry.
   them in order and its deeper layers are random.
 
 A block is inherited whole, at the ancestry's width and heads (norms,
-Q/K/V with biases, W^O, FFN). The baselines' learngene is the blocks alone:
-a descendant's embeddings, final norm and classifier start random.
+Q/K/V with biases, W^O, FFN, layer scales). As in the Cluster-Learngene
+paper's comparison, which loads the ancestry without the dropped blocks and
+the classifier, the learngene also holds the ancestry's embeddings and
+final norm: a descendant inherits them, and only its other layers and its
+classifier start random.
 """
 from dataclasses import dataclass, field
 from typing import ClassVar, List, Optional, Tuple
 
-from ..file_format import LearngeneFile, Tensors, expect_type, validate_settings
-from .vit import validate_ancestry, validate_block
+from ..file_format import LearngeneFile, Tensors, expect_norm, expect_type, validate_settings
+from .vit import (upgrade_ancestry, validate_ancestry, validate_block, validate_embeddings,
+                  warn_version_1)
 
 # Which ancestry blocks each method takes, from the ancestry's depth L.
 BLOCK_METHODS = {
@@ -65,16 +69,22 @@ class BlockLearngene(LearngeneFile):
         layers (tuple[int]): The ancestry block each of ``blocks`` is.
         blocks (list[dict]): Block state dicts (``norm1.weight``,
             ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
+        embeddings (dict): The ancestry's stem (see
+            :class:`~.vit.Learngene`); empty in a version-1 file.
+        final_norm (dict): State dict of its final norm (empty if none).
         settings (dict): How it was made (recorded as is).
     """
     FILE_FORMAT: ClassVar[str] = 'mmvitdyn.block_learngene'
-    FILE_VERSION: ClassVar[int] = 1
+    FILE_VERSION: ClassVar[int] = 2
+    OLDER_VERSIONS: ClassVar[Tuple[int, ...]] = (1, )
     WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
 
     method: str
     ancestry: dict
     layers: Tuple[int, ...]
     blocks: List[Tensors]
+    embeddings: Tensors
+    final_norm: Tensors
     settings: dict = field(default_factory=dict)
 
     def sources(self, num_layers: int) -> List[Optional[int]]:
@@ -86,7 +96,9 @@ class BlockLearngene(LearngeneFile):
         return [None if s is None else self.blocks[s] for s in self.sources(num_layers)]
 
     def num_parameters(self) -> int:
-        return sum(t.numel() for block in self.blocks for t in block.values())
+        tensors = [*self.embeddings.values(), *self.final_norm.values()]
+        return sum(t.numel() for t in tensors) + sum(t.numel() for block in self.blocks
+                                                     for t in block.values())
 
     def summary(self) -> str:
         a = self.ancestry
@@ -111,7 +123,18 @@ class BlockLearngene(LearngeneFile):
                              f'{list(self.layers)}')
         for index, block in enumerate(self.blocks):
             validate_block(block, f'blocks[{index}]', a)
+        validate_embeddings(self.embeddings, a, optional=True)
+        expect_norm(self.final_norm, 'final_norm', a['embed_dims'], optional=True)
         validate_settings(self.settings)
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Version 1: a DeiT's family (see :func:`~.vit.upgrade_ancestry`),
+        the blocks alone (no embeddings, no final norm)."""
+        data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
+        data['embeddings'], data['final_norm'] = {}, {}
+        warn_version_1(str(data.get('method')), 'embeddings and final norm')
+        return data
 
     @classmethod
     def decode_field(cls, name: str, value):

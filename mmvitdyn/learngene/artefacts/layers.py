@@ -1,9 +1,10 @@
-"""The parts of a Cluster-Learngene learngene (of a ViT or a Swin): one
-condensed attention layer, one FFN group; their checks and file entries."""
+"""The parts of a Cluster-Learngene learngene (of a ViT, a Swin or a LeViT):
+one condensed attention layer, one FFN group, one stage; their checks and
+file entries."""
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -62,7 +63,7 @@ def validate_layer(layer, where: str, num_heads: int, embed_dims: int, head_dim:
     heads of ``head_dim`` in ``embed_dims``."""
     c, d = embed_dims, head_dim
     expect_type(layer, LearngeneLayer, where)
-    _expect_clusters(layer.clusters, where, num_heads)
+    validate_clusters(layer.clusters, where, num_heads)
     n = layer.num_centroids
     expect_tensor(layer.qkv_weight, f'{where}.qkv_weight', (n, 3, d, c))
     if qkv_bias:
@@ -75,12 +76,22 @@ def validate_layer(layer, where: str, num_heads: int, embed_dims: int, head_dim:
     expect_norm(layer.norm2, f'{where}.norm2', c)
 
 
-def validate_ffn_groups(groups, where: str, num_layers: int, embed_dims: int,
-                        ffn_channels: int) -> None:
-    """Check FFN groups: a partition of layers 0..num_layers-1 in order, each
-    with an FFN of ``embed_dims`` -> ``ffn_channels`` -> ``embed_dims``."""
+def ffn_shapes(embed_dims: int, ffn_channels: int) -> Dict[str, Tuple[int, ...]]:
+    """Key -> shape of an FFN's tensors (:data:`FFN_KEYS`), C -> F -> C."""
     c, f = embed_dims, ffn_channels
-    shapes = {'fc1.weight': (f, c), 'fc1.bias': (f, ), 'fc2.weight': (c, f), 'fc2.bias': (c, )}
+    return {'fc1.weight': (f, c), 'fc1.bias': (f, ), 'fc2.weight': (c, f), 'fc2.bias': (c, )}
+
+
+def validate_ffn_groups(groups,
+                        where: str,
+                        num_layers: int,
+                        embed_dims: int,
+                        ffn_channels: int,
+                        shapes_of: Callable[[int, int], dict] = ffn_shapes) -> None:
+    """Check FFN groups: a partition of layers 0..num_layers-1 in order, each
+    with an FFN of ``embed_dims`` -> ``ffn_channels`` -> ``embed_dims``
+    whose tensors are ``shapes_of(embed_dims, ffn_channels)`` (key -> shape)."""
+    shapes = shapes_of(embed_dims, ffn_channels)
     expect_type(groups, list, where)
     covered = []
     for index, group in enumerate(groups):
@@ -99,20 +110,20 @@ def validate_ffn_groups(groups, where: str, num_layers: int, embed_dims: int,
                          f'cover layers 0..{num_layers - 1} once, in order')
 
 
-def layer_to_dict(layer: LearngeneLayer) -> dict:
-    """File entry of a :class:`LearngeneLayer` (or subclass): its clusters
-    as plain data, its tensors and norms."""
-    data = {item.name: getattr(layer, item.name) for item in dataclasses.fields(layer)}
+def layer_to_dict(layer) -> dict:
+    """File entry of a condensed layer (a dataclass with ``clusters``: a
+    :class:`LearngeneLayer`, a subclass, a LeViT's): its clusters as plain
+    data, its tensors, its dicts of tensors (norms ...) copied."""
+    data = _fields_to_dict(layer)
     data['clusters'] = [
         dict(members=list(c.members), mad=c.mad, representative=c.representative)
         for c in layer.clusters
     ]
-    data['norm1'], data['norm2'] = dict(layer.norm1), dict(layer.norm2)
     return data
 
 
 def layer_from_dict(data: dict, where: str, layer_class: type = LearngeneLayer):
-    """A ``layer_class`` (:class:`LearngeneLayer` or subclass) from
+    """A ``layer_class`` (a dataclass with ``clusters`` first) from
     :func:`layer_to_dict`'s entry at ``where``."""
     clusters = [
         HeadCluster(
@@ -133,11 +144,103 @@ def ffn_group_from_dict(data: dict, where: str) -> FFNGroup:
     return FFNGroup(_as_tuple(require(data, 'layers', where)), require(data, 'weights', where))
 
 
+class StagedLearngene:
+    """What a learngene in stages (a Swin's, a LeViT's) does alike: its
+    ``stages`` field holds ``STAGE`` dataclasses with ``mad``, ``layers``
+    (``LAYER`` dataclasses) and ``ffn_groups``. A base of the learngene's
+    dataclass, before :class:`~..file_format.LearngeneFile`."""
+    STAGE: ClassVar[type]
+    LAYER: ClassVar[type]
+
+    @property
+    def num_centroids(self) -> List[List[int]]:
+        return [[layer.num_centroids for layer in stage.layers] for stage in self.stages]
+
+    def mad_columns(self) -> List[Tuple[str, torch.Tensor, Sequence[HeadCluster]]]:
+        """(label ``stage.block``, MAD of its heads, clusters) of every block,
+        for :func:`plot_mad`."""
+        return [(f'{s}.{b}', stage.mad[b], layer.clusters) for s, stage in enumerate(self.stages)
+                for b, layer in enumerate(stage.layers)]
+
+    def stage_lines(self) -> List[str]:
+        """Per stage, a summary line: centroids per block, FFN groups of several blocks."""
+        lines = []
+        for index, stage in enumerate(self.stages):
+            multi = [list(g.layers) for g in stage.ffn_groups if len(g.layers) > 1]
+            lines.append(f'stage {index}: centroids per block '
+                         f'{[layer.num_centroids for layer in stage.layers]}, FFN groups of '
+                         f'several blocks {multi or "none"}')
+        return lines
+
+    def encode_field(self, name: str, value):
+        if name == 'stages':
+            return [stage_to_dict(stage) for stage in value]
+        return super().encode_field(name, value)
+
+    @classmethod
+    def decode_field(cls, name: str, value):
+        if name != 'stages':
+            return super().decode_field(name, value)
+        expect_type(value, list, 'stages')
+        return [
+            stage_from_dict(stage, f'stages[{s}]', cls.STAGE, cls.LAYER)
+            for s, stage in enumerate(value)
+        ]
+
+
+def expect_stage_lists(ancestry: dict, keys: Sequence[str]) -> int:
+    """Every ``ancestry[key]`` is a list of one int >= 1 per stage (as many
+    as ``ancestry['depths']`` has); returns the number of stages."""
+    stages = len(ancestry['depths']) if isinstance(ancestry['depths'], list) else 0
+    for key in keys:
+        value = ancestry[key]
+        if not isinstance(value, list) or not value or len(value) != stages:
+            raise ValueError(f'learngene ancestry.{key}={value!r} must be a list with one int '
+                             'per stage')
+        for item in value:
+            expect_int(item, f'ancestry.{key}', minimum=1)
+    return stages
+
+
+def stage_to_dict(stage) -> dict:
+    """File entry of a stage (a dataclass with ``layers`` and ``ffn_groups``:
+    a Swin's, a LeViT's): its layers and FFN groups as their entries, its
+    other fields as they are (dicts copied)."""
+    data = _fields_to_dict(stage)
+    data['layers'] = [layer_to_dict(layer) for layer in stage.layers]
+    data['ffn_groups'] = [ffn_group_to_dict(group) for group in stage.ffn_groups]
+    return data
+
+
+def stage_from_dict(data: dict, where: str, stage_class: type, layer_class: type):
+    """A ``stage_class`` of ``layer_class`` layers from :func:`stage_to_dict`'s
+    entry at ``where``."""
+    layers = [
+        layer_from_dict(layer, f'{where}.layers[{i}]', layer_class)
+        for i, layer in enumerate(require(data, 'layers', where, list))
+    ]
+    groups = [
+        ffn_group_from_dict(group, f'{where}.ffn_groups[{i}]')
+        for i, group in enumerate(require(data, 'ffn_groups', where, list))
+    ]
+    others = {
+        item.name: require(data, item.name, where)
+        for item in dataclasses.fields(stage_class) if item.name not in ('layers', 'ffn_groups')
+    }
+    return stage_class(layers=layers, ffn_groups=groups, **others)
+
+
+def _fields_to_dict(instance) -> dict:
+    """A dataclass's fields by name, dicts copied one level."""
+    data = {item.name: getattr(instance, item.name) for item in dataclasses.fields(instance)}
+    return {key: dict(value) if isinstance(value, dict) else value for key, value in data.items()}
+
+
 def _as_tuple(value):
     return tuple(value) if isinstance(value, (list, tuple)) else value
 
 
-def _expect_clusters(clusters, where: str, num_heads: int) -> None:
+def validate_clusters(clusters, where: str, num_heads: int) -> None:
     """Clusters with disjoint, ascending members in range, a representative
     among them and a finite MAD."""
     expect_type(clusters, list, f'{where}.clusters')

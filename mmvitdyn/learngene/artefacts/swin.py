@@ -9,15 +9,14 @@ and its patch merging. Plus the patch embedding (with its norm) and the
 output norms.
 """
 from dataclasses import dataclass, field
-from typing import ClassVar, Dict, List, Sequence, Tuple
+from typing import ClassVar, Dict, List
 
 import torch
 
 from ..file_format import (LearngeneFile, Tensors, expect_int, expect_norm, expect_tensor,
                            expect_type, format_settings, require, validate_settings)
-from ..head_clustering import HeadCluster
-from .layers import (FFNGroup, LearngeneLayer, ffn_group_from_dict, ffn_group_to_dict,
-                     layer_from_dict, layer_to_dict, validate_ffn_groups, validate_layer)
+from .layers import (FFNGroup, LearngeneLayer, StagedLearngene, expect_stage_lists,
+                     validate_ffn_groups, validate_layer)
 
 # What the learngene records of the ancestry's architecture.
 SWIN_ANCESTRY_KEYS = ('embed_dims', 'depths', 'num_heads', 'feedforward_channels', 'window_size',
@@ -53,7 +52,7 @@ def head_dims(ancestry: dict) -> List[int]:
 
 
 @dataclass
-class SwinLearngene(LearngeneFile):
+class SwinLearngene(StagedLearngene, LearngeneFile):
     """The condensed Swin ancestry; see the module docstring.
 
     Args:
@@ -66,6 +65,8 @@ class SwinLearngene(LearngeneFile):
     FILE_FORMAT: ClassVar[str] = 'mmvitdyn.swin_learngene'
     FILE_VERSION: ClassVar[int] = 1
     WRITER: ClassVar[str] = 'build_learngene.py'
+    STAGE: ClassVar[type] = SwinStage
+    LAYER: ClassVar[type] = WindowLearngeneLayer
 
     ancestry: dict
     settings: dict
@@ -74,27 +75,13 @@ class SwinLearngene(LearngeneFile):
     stages: List[SwinStage] = field(default_factory=list)
 
     # ------------------------------------------------------------- queries
-    @property
-    def num_centroids(self) -> List[List[int]]:
-        return [[layer.num_centroids for layer in stage.layers] for stage in self.stages]
-
-    def mad_columns(self) -> List[Tuple[str, torch.Tensor, Sequence[HeadCluster]]]:
-        """(label ``stage.block``, MAD of its heads, clusters) of every block,
-        for :func:`plot_mad`."""
-        return [(f'{s}.{b}', stage.mad[b], layer.clusters) for s, stage in enumerate(self.stages)
-                for b, layer in enumerate(stage.layers)]
-
     def summary(self) -> str:
         a, lines = self.ancestry, []
         lines.append(f"Learngene of a Swin: depths {a['depths']}, heads {a['num_heads']} of "
                      f"{head_dims(a)}, widths {stage_dims(a)}, window {a['window_size']}, "
                      f"patch {a['patch_size']}")
         lines.append('settings: ' + format_settings(self.settings))
-        for index, stage in enumerate(self.stages):
-            multi = [list(g.layers) for g in stage.ffn_groups if len(g.layers) > 1]
-            lines.append(f'stage {index}: centroids per block '
-                         f'{[layer.num_centroids for layer in stage.layers]}, FFN groups of '
-                         f'several blocks {multi or "none"}')
+        lines += self.stage_lines()
         total = sum(t.numel() for t in self._tensors())
         lines.append(f'inherited parameters: {total / 1e6:.3f}M')
         return '\n'.join(lines)
@@ -170,14 +157,7 @@ class SwinLearngene(LearngeneFile):
                 raise ValueError(f'learngene ancestry.{key} is missing')
         for key in ('embed_dims', 'window_size', 'patch_size'):
             expect_int(a[key], f'ancestry.{key}', minimum=1)
-        stages = len(a['depths']) if isinstance(a['depths'], list) else 0
-        for key in ('depths', 'num_heads', 'feedforward_channels'):
-            value = a[key]
-            if not isinstance(value, list) or not value or len(value) != stages:
-                raise ValueError(f'learngene ancestry.{key}={value!r} must be a list with one '
-                                 'int per stage')
-            for item in value:
-                expect_int(item, f'ancestry.{key}', minimum=1)
+        stages = expect_stage_lists(a, ('depths', 'num_heads', 'feedforward_channels'))
         for dims, h in zip(stage_dims(a), a['num_heads']):
             if dims % h:
                 raise ValueError(f'learngene ancestry.num_heads={a["num_heads"]} do not divide '
@@ -199,34 +179,4 @@ class SwinLearngene(LearngeneFile):
     def encode_field(self, name: str, value):
         if name == 'final_norms':
             return {key: dict(norm) for key, norm in value.items()}
-        if name == 'stages':
-            return [
-                dict(
-                    mad=stage.mad,
-                    layers=[layer_to_dict(layer) for layer in stage.layers],
-                    ffn_groups=[ffn_group_to_dict(group) for group in stage.ffn_groups],
-                    downsample=dict(stage.downsample)) for stage in value
-            ]
         return super().encode_field(name, value)
-
-    @classmethod
-    def decode_field(cls, name: str, value):
-        if name != 'stages':
-            return value
-        expect_type(value, list, 'stages')
-        stages = []
-        for s, stage in enumerate(value):
-            where = f'stages[{s}]'
-            layers = [
-                layer_from_dict(layer, f'{where}.layers[{i}]', WindowLearngeneLayer)
-                for i, layer in enumerate(require(stage, 'layers', where, list))
-            ]
-            groups = [
-                ffn_group_from_dict(group, f'{where}.ffn_groups[{i}]')
-                for i, group in enumerate(require(stage, 'ffn_groups', where, list))
-            ]
-            stages.append(
-                SwinStage(
-                    require(stage, 'mad', where), layers, groups,
-                    require(stage, 'downsample', where)))
-        return stages

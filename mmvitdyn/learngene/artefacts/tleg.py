@@ -5,15 +5,18 @@ Layer l (0-based) of an L-layer descendant starts from the expansion
 ``theta_A + c_l theta_B`` with ``c_l = l / (L - 1)``
 (:func:`~mmvitdyn.models.backbones.expansion_coefficients`); theta_A and
 theta_B are taken from a trained Aux-Net
-(:class:`~mmvitdyn.models.backbones.LinearExpansionViT`). Only the blocks
-are inherited, as for the other baselines.
+(:class:`~mmvitdyn.models.backbones.LinearExpansionViT`). The learngene
+also holds the Aux-Net's embeddings and final norm, which a descendant
+inherits as TLEG's public code does (it loads the position and patch
+embeddings and the final norm with the expanded layers).
 """
 from dataclasses import dataclass, field
-from typing import ClassVar, List
+from typing import ClassVar, List, Tuple
 
 from ...models.backbones import expansion_coefficients
-from ..file_format import LearngeneFile, Tensors, validate_settings
-from .vit import validate_ancestry, validate_block
+from ..file_format import LearngeneFile, Tensors, expect_norm, validate_settings
+from .vit import (upgrade_ancestry, validate_ancestry, validate_block, validate_embeddings,
+                  warn_version_1)
 
 
 @dataclass
@@ -24,15 +27,21 @@ class TLEGLearngene(LearngeneFile):
         ancestry (dict): The Aux-Net's architecture (``ViTAncestry.describe``).
         theta_a, theta_b (dict): Block state dicts (``norm1.weight``,
             ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
+        embeddings (dict): The Aux-Net's stem (see
+            :class:`~.vit.Learngene`); empty in a version-1 file.
+        final_norm (dict): State dict of its final norm (empty if none).
         settings (dict): How it was made (recorded as is).
     """
     FILE_FORMAT: ClassVar[str] = 'mmvitdyn.tleg_learngene'
-    FILE_VERSION: ClassVar[int] = 1
+    FILE_VERSION: ClassVar[int] = 2
+    OLDER_VERSIONS: ClassVar[Tuple[int, ...]] = (1, )
     WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
 
     ancestry: dict
     theta_a: Tensors
     theta_b: Tensors
+    embeddings: Tensors
+    final_norm: Tensors
     settings: dict = field(default_factory=dict)
     method = 'tleg'
 
@@ -48,7 +57,8 @@ class TLEGLearngene(LearngeneFile):
         } for c in expansion_coefficients(num_layers)]
 
     def num_parameters(self) -> int:
-        return sum(t.numel() for t in [*self.theta_a.values(), *self.theta_b.values()])
+        tensors = [*self.theta_a.values(), *self.theta_b.values(), *self.embeddings.values()]
+        return sum(t.numel() for t in [*tensors, *self.final_norm.values()])
 
     def summary(self) -> str:
         a = self.ancestry
@@ -62,4 +72,15 @@ class TLEGLearngene(LearngeneFile):
         a = validate_ancestry(self.ancestry)
         validate_block(self.theta_a, 'theta_a', a)
         validate_block(self.theta_b, 'theta_b', a)
+        validate_embeddings(self.embeddings, a, optional=True)
+        expect_norm(self.final_norm, 'final_norm', a['embed_dims'], optional=True)
         validate_settings(self.settings)
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Version 1: a DeiT's family (see :func:`~.vit.upgrade_ancestry`),
+        theta_A and theta_B alone (no embeddings, no final norm)."""
+        data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
+        data['embeddings'], data['final_norm'] = {}, {}
+        warn_version_1('tleg', 'embeddings and final norm')
+        return data

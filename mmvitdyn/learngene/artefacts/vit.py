@@ -4,15 +4,19 @@ baselines) record.
 
 A learngene holds what descendants inherit from the ancestry: per layer the
 head centroids in priority order (per head Q/K/V rows and biases, the
-head's W^O column slice), the layer's W^O bias and norms; the FFN groups,
-each with one FFN; the embeddings (patch embedding, class token, position
-embedding) and final norm; plus the ancestry's architecture, the MAD table,
-the clusters (members, MAD) and the settings that produced them.
+head's W^O column slice), the layer's W^O bias, norms and layer scales; the
+FFN groups, each with one FFN; the embeddings (patch embedding, class,
+distillation and register tokens, position embedding, pre-norm) and final
+norm; plus the ancestry's architecture (widths, heads, and the settings of
+its family: activation, norm eps, layer scale, pre-norm, prefix tokens), the
+MAD table, the clusters (members, MAD) and the settings that produced them.
 """
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, Sequence, Tuple
 
 import torch
+from mmengine.logging import MMLogger
 
 from ..file_format import (LearngeneFile, Tensors, expect_int, expect_norm, expect_tensor,
                            expect_type, format_settings, require, validate_settings)
@@ -22,22 +26,54 @@ from .layers import (FFNGroup, LearngeneLayer, ffn_group_from_dict, ffn_group_to
 
 POSITIVE_ANCESTRY_KEYS = ('embed_dims', 'num_layers', 'num_heads', 'head_dim',
                           'feedforward_channels', 'patch_size')
-ANCESTRY_KEYS = POSITIVE_ANCESTRY_KEYS + ('patch_resolution', 'num_extra_tokens', 'qkv_bias')
+# The ViT arguments of the ancestry's family (DeiT, distilled DeiT, DINOv2, CLIP ...).
+FAMILY_KEYS = ('norm_eps', 'act_cfg', 'pre_norm', 'layer_scale_init_value', 'num_reg_tokens',
+               'dist_token')
+ANCESTRY_KEYS = POSITIVE_ANCESTRY_KEYS + ('patch_resolution', 'num_extra_tokens',
+                                          'qkv_bias') + FAMILY_KEYS
+# The MLP activations (``act_cfg`` types) a ViT-family learngene may name.
+ACTIVATIONS = ('GELU', 'QuickGELU')
+# The family of every learngene file of version 1 (written before the family
+# was recorded): a DeiT's (with its distillation token when it had one).
+VERSION_1_FAMILY = dict(
+    norm_eps=1e-6,
+    act_cfg=dict(type='GELU'),
+    pre_norm=False,
+    layer_scale_init_value=None,
+    num_reg_tokens=0)
+LAYER_SCALE_KEYS = ('ls1.gamma', 'ls2.gamma')
 
 
 def validate_ancestry(ancestry) -> dict:
     """Check a ViT ancestry description (:class:`~..ancestries.ViTAncestry`'s
     ``describe()``: ``embed_dims``, ``num_layers``, ``num_heads``,
     ``head_dim``, ``feedforward_channels``, ``patch_size``,
-    ``patch_resolution``, ``num_extra_tokens``, ``qkv_bias``); returns it."""
+    ``patch_resolution``, ``num_extra_tokens``, ``qkv_bias`` and the family
+    settings ``norm_eps``, ``act_cfg``, ``pre_norm``,
+    ``layer_scale_init_value``, ``num_reg_tokens``, ``dist_token``); returns it."""
     expect_type(ancestry, dict, 'ancestry')
     for key in ANCESTRY_KEYS:
         if key not in ancestry:
             raise ValueError(f'learngene ancestry.{key} is missing')
     for key in POSITIVE_ANCESTRY_KEYS:
         expect_int(ancestry[key], f'ancestry.{key}', minimum=1)
-    expect_int(ancestry['num_extra_tokens'], 'ancestry.num_extra_tokens', minimum=0)
-    expect_type(ancestry['qkv_bias'], bool, 'ancestry.qkv_bias')
+    for key in ('qkv_bias', 'pre_norm', 'dist_token'):
+        expect_type(ancestry[key], bool, f'ancestry.{key}')
+    expect_int(ancestry['num_reg_tokens'], 'ancestry.num_reg_tokens', minimum=0)
+    expect_int(ancestry['num_extra_tokens'], 'ancestry.num_extra_tokens', minimum=1)
+    prefix = 1 + ancestry['dist_token'] + ancestry['num_reg_tokens']
+    if ancestry['num_extra_tokens'] != prefix:
+        raise ValueError(f"learngene ancestry.num_extra_tokens={ancestry['num_extra_tokens']!r} "
+                         f'must be {prefix}: the class token, dist_token='
+                         f"{ancestry['dist_token']} and num_reg_tokens="
+                         f"{ancestry['num_reg_tokens']}")
+    _expect_number(ancestry['norm_eps'], 'ancestry.norm_eps', positive=True)
+    if ancestry['layer_scale_init_value'] is not None:
+        _expect_number(ancestry['layer_scale_init_value'], 'ancestry.layer_scale_init_value')
+    act = ancestry['act_cfg']
+    if not isinstance(act, dict) or set(act) != {'type'} or act['type'] not in ACTIVATIONS:
+        raise ValueError(f'learngene ancestry.act_cfg={act!r} must be dict(type=T) with T one '
+                         f'of {ACTIVATIONS}')
     grid = ancestry['patch_resolution']
     if not isinstance(grid, (list, tuple)) or len(grid) != 2:
         raise ValueError(f'learngene ancestry.patch_resolution={grid!r} must be [rows, cols]')
@@ -46,10 +82,86 @@ def validate_ancestry(ancestry) -> dict:
     return ancestry
 
 
+def _expect_number(value, field: str, positive: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(
+            value, (int, float)) or not math.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f'learngene {field}={value!r} must be a finite number'
+                         f'{" > 0" if positive else ""}')
+
+
+def upgrade_ancestry(ancestry) -> dict:
+    """A version-1 ancestry entry with the family every version-1 learngene
+    was built and inherited with (:data:`VERSION_1_FAMILY`).
+
+    Raises:
+        ValueError: Its prefix tokens are not those of a (distilled) DeiT.
+    """
+    expect_type(ancestry, dict, 'ancestry')
+    extra = ancestry.get('num_extra_tokens')
+    if type(extra) is not int or extra not in (1, 2):
+        raise ValueError(f'learngene ancestry.num_extra_tokens={extra!r}: a version-1 file '
+                         'records no family settings, which only a class token (1) or a class '
+                         'and a distillation token (2) do without; rebuild the learngene')
+    return {**VERSION_1_FAMILY, 'dist_token': extra == 2, **ancestry}
+
+
+def warn_version_1(kind: str, missing: str) -> None:
+    """Log that a version-1 ``kind`` learngene lacks ``missing``."""
+    MMLogger.get_current_instance().warning(
+        f'a version-1 {kind} learngene file holds no {missing}: descendants start them at '
+        'random; rebuild it to inherit them')
+
+
+def vit_arguments(ancestry: dict) -> dict:
+    """The arguments of mmvitdyn's ``ViT`` that make a descendant compute as
+    the ancestry does (besides widths and heads): ``qkv_bias``, ``norm_cfg``,
+    ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``,
+    ``num_reg_tokens``, ``dist_token``."""
+    return dict(
+        qkv_bias=ancestry['qkv_bias'],
+        norm_cfg=dict(type='LN', eps=ancestry['norm_eps']),
+        act_cfg=dict(ancestry['act_cfg']),
+        pre_norm=ancestry['pre_norm'],
+        layer_scale_init_value=ancestry['layer_scale_init_value'],
+        num_reg_tokens=ancestry['num_reg_tokens'],
+        dist_token=ancestry['dist_token'])
+
+
+def embedding_shapes(ancestry: dict) -> Dict[str, Tuple]:
+    """Key -> shape of the ancestry's stem (``ViT.is_stem_param``): the patch
+    projection (with a bias unless ``pre_norm``), the class token, the
+    distillation token, the registers, the position embedding (class and
+    distillation token and patches) and ``norm_pre`` (with ``pre_norm``);
+    None: any size on that axis (the image channels)."""
+    c, p, grid = ancestry['embed_dims'], ancestry['patch_size'], ancestry['patch_resolution']
+    positions = 1 + ancestry['dist_token'] + grid[0] * grid[1]
+    shapes = {'patch_embed.proj.weight': (c, None, p, p), 'cls_token': (1, 1, c)}
+    if ancestry['pre_norm']:
+        shapes.update({'norm_pre.weight': (c, ), 'norm_pre.bias': (c, )})
+    else:
+        shapes['patch_embed.proj.bias'] = (c, )
+    if ancestry['dist_token']:
+        shapes['dist_token'] = (1, 1, c)
+    if ancestry['num_reg_tokens']:
+        shapes['reg_token'] = (1, ancestry['num_reg_tokens'], c)
+    shapes['pos_embed'] = (1, positions, c)
+    return shapes
+
+
+def validate_embeddings(embeddings, ancestry: dict, optional: bool = False) -> None:
+    """Check the ``embeddings``: every key of :func:`embedding_shapes` with
+    its shape and no other (or none at all if ``optional``)."""
+    expect_type(embeddings, dict, 'embeddings')
+    if optional and not embeddings:
+        return
+    _expect_exactly(embeddings, embedding_shapes(ancestry), 'embeddings', ancestry)
+
+
 def block_shapes(ancestry: dict) -> Dict[str, Tuple[int, ...]]:
     """Key -> shape of the state dict of one block of the ancestry (C wide,
     H heads of D, FFN F): norms, ``attn.qkv`` (3HD, C), ``attn.proj`` (C, HD),
-    ``mlp.fc1`` (F, C), ``mlp.fc2`` (C, F), with their biases."""
+    ``mlp.fc1`` (F, C), ``mlp.fc2`` (C, F), with their biases, and the
+    layer scales ``ls1.gamma``, ``ls2.gamma`` (C, ) of a family with them."""
     c, inner, f = ancestry['embed_dims'], ancestry['num_heads'] * ancestry['head_dim'], \
         ancestry['feedforward_channels']
     shapes = {
@@ -62,18 +174,31 @@ def block_shapes(ancestry: dict) -> Dict[str, Tuple[int, ...]]:
     }  # yapf: disable
     if ancestry['qkv_bias']:
         shapes['attn.qkv.bias'] = (3 * inner, )
+    shapes.update(layer_scale_shapes(ancestry))
     return shapes
+
+
+def layer_scale_shapes(ancestry: dict) -> Dict[str, Tuple[int]]:
+    """``ls1.gamma`` and ``ls2.gamma`` (C, ) of a family with layer scales, else none."""
+    if ancestry['layer_scale_init_value'] is None:
+        return {}
+    return {key: (ancestry['embed_dims'], ) for key in LAYER_SCALE_KEYS}
 
 
 def validate_block(state, field: str, ancestry: dict) -> None:
     """Check a whole block's state dict: every key of :func:`block_shapes`
     with its shape, and no other."""
-    shapes = block_shapes(ancestry)
+    _expect_exactly(state, block_shapes(ancestry), field, ancestry)
+
+
+def _expect_exactly(state, shapes: Dict[str, Tuple], field: str, ancestry: dict) -> None:
+    """``state`` holds the keys of ``shapes``, each of its shape, and no other."""
     expect_type(state, dict, field)
     extra = sorted(set(state) - set(shapes))
     if extra:
-        raise ValueError(f'learngene {field} has keys {extra} that a block of the ancestry '
-                         f'(qkv_bias={ancestry["qkv_bias"]}) does not have')
+        family = ', '.join(f'{key}={ancestry[key]!r}' for key in ('qkv_bias', *FAMILY_KEYS))
+        raise ValueError(f'learngene {field} has keys {extra} that the ancestry ({family}) '
+                         'does not have')
     for key, shape in shapes.items():
         expect_tensor(require(state, key, field), f'{field}.{key}', shape)
 
@@ -86,19 +211,26 @@ class Learngene(LearngeneFile):
         ancestry (dict): ``embed_dims``, ``num_layers``, ``num_heads``,
             ``head_dim``, ``feedforward_channels``, ``patch_size``,
             ``patch_resolution`` (the grid its position embedding is for),
-            ``num_extra_tokens``, ``qkv_bias``.
+            ``num_extra_tokens``, ``qkv_bias`` and the family settings
+            (see :func:`validate_ancestry`).
         settings (dict): How it was made (clustering method, eps,
             min_samples, k, centroid, FFN rule, number of images ...).
         mad (Tensor): (num_layers, num_heads) MAD table in pixels.
-        embeddings (dict): The ancestry's stem (``ViT.is_stem_param``):
-            ``patch_embed.proj.weight``/``bias``, ``cls_token``,
-            ``pos_embed`` and, of a distilled ancestry, ``dist_token``.
+        embeddings (dict): The ancestry's stem (``ViT.is_stem_param``, see
+            :func:`embedding_shapes`).
         final_norm (dict): State dict of the final norm (empty if none).
         layers (list[LearngeneLayer]): One per ancestry layer.
+        layer_scales (list[dict]): Per ancestry layer, its ``ls1.gamma`` and
+            ``ls2.gamma`` (C, ) (empty dicts for a family without them).
         ffn_groups (list[FFNGroup]): A partition of the layers, in order.
+
+    A version-1 file (before the family and layer scales were recorded)
+    reads as a DeiT's (:data:`VERSION_1_FAMILY`), what its descendants
+    were built as.
     """
     FILE_FORMAT: ClassVar[str] = 'mmvitdyn.learngene'
-    FILE_VERSION: ClassVar[int] = 1
+    FILE_VERSION: ClassVar[int] = 2
+    OLDER_VERSIONS: ClassVar[Tuple[int, ...]] = (1, )
     WRITER: ClassVar[str] = 'build_learngene.py'
 
     ancestry: dict
@@ -107,6 +239,7 @@ class Learngene(LearngeneFile):
     embeddings: Tensors
     final_norm: Tensors
     layers: List[LearngeneLayer]
+    layer_scales: List[Tensors]
     ffn_groups: List[FFNGroup] = field(default_factory=list)
 
     # ------------------------------------------------------------- queries
@@ -126,10 +259,12 @@ class Learngene(LearngeneFile):
         raise KeyError(f'layer {layer} is in no FFN group')
 
     def parameter_counts(self) -> Dict[str, int]:
-        """Parameters the learngene holds: heads (+ W^O bias and norms), FFNs,
-        embeddings (+ final norm), and their total."""
+        """Parameters the learngene holds: heads (+ W^O bias, norms and layer
+        scales), FFNs, embeddings (+ final norm), and their total."""
         counts = dict(
-            attention=sum(layer.num_parameters() for layer in self.layers),
+            attention=sum(layer.num_parameters()
+                          for layer in self.layers) + sum(t.numel() for scales in self.layer_scales
+                                                          for t in scales.values()),
             ffn=sum(group.num_parameters() for group in self.ffn_groups),
             embeddings=sum(t.numel()
                            for t in [*self.embeddings.values(), *self.final_norm.values()]))
@@ -143,6 +278,8 @@ class Learngene(LearngeneFile):
             f"Learngene of a ViT: {a['num_layers']} layers, {a['num_heads']} heads of "
             f"{a['head_dim']}, {a['embed_dims']} wide, FFN {a['feedforward_channels']}, patch "
             f"{a['patch_size']}",
+            'family: ' + format_settings({key: a[key]
+                                          for key in FAMILY_KEYS}),
             'settings: ' + format_settings(s),
             f"{'layer':>5} | {'heads':>5} | {'FFN':>3} | "
             'clusters in priority order: members (mean MAD px)',
@@ -178,17 +315,7 @@ class Learngene(LearngeneFile):
         a = validate_ancestry(self.ancestry)
         c, h = a['embed_dims'], a['num_heads']
         expect_tensor(self.mad, 'mad', (a['num_layers'], h))
-        expect_type(self.embeddings, dict, 'embeddings')
-        p, grid, extra = a['patch_size'], a['patch_resolution'], a['num_extra_tokens']
-        embeddings = {
-            'patch_embed.proj.weight': (c, None, p, p),
-            'patch_embed.proj.bias': (c, ),
-            'pos_embed': (1, extra + grid[0] * grid[1], c)
-        }
-        if extra:
-            embeddings['cls_token'] = (1, 1, c)
-        for key, shape in embeddings.items():
-            expect_tensor(require(self.embeddings, key, 'embeddings'), f'embeddings.{key}', shape)
+        validate_embeddings(self.embeddings, a)
         expect_norm(self.final_norm, 'final_norm', c, optional=True)
         expect_type(self.layers, list, 'layers')
         if len(self.layers) != a['num_layers']:
@@ -197,11 +324,27 @@ class Learngene(LearngeneFile):
         for index, layer in enumerate(self.layers):
             validate_layer(layer, f'layers[{index}]', a['num_heads'], c, a['head_dim'],
                            a['qkv_bias'])
+        expect_type(self.layer_scales, list, 'layer_scales')
+        if len(self.layer_scales) != a['num_layers']:
+            raise ValueError(f'learngene has {len(self.layer_scales)} layer_scales entries, '
+                             f"ancestry.num_layers={a['num_layers']}")
+        for index, scales in enumerate(self.layer_scales):
+            _expect_exactly(scales, layer_scale_shapes(a), f'layer_scales[{index}]', a)
         validate_ffn_groups(self.ffn_groups, 'ffn_groups', a['num_layers'], c,
                             a['feedforward_channels'])
 
     # ----------------------------------------------------------------- I/O
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        """Version 1: a DeiT's family (see :func:`upgrade_ancestry`), no layer scales."""
+        data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
+        layers = data.get('layers')
+        data['layer_scales'] = [{} for _ in layers] if isinstance(layers, list) else []
+        return data
+
     def encode_field(self, name: str, value):
+        if name == 'layer_scales':
+            return [dict(scales) for scales in value]
         if name == 'layers':
             return [layer_to_dict(layer) for layer in value]
         if name == 'ffn_groups':

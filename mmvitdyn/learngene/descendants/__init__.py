@@ -1,5 +1,5 @@
 """Descendants: backbones initialised from a learngene, one module per family
-(``LearngeneSwin``: imported with mmpretrain on first use)."""
+(``LearngeneSwin``, ``LearngeneLeViT``: imported with mmpretrain on first use)."""
 from ...lazy_registry import lazy_exports
 from .vit import INIT_MODES, DyTLearngeneViT, LearngeneViT
 

@@ -3,23 +3,43 @@
 It keeps the ancestry's depths, windows and head width and has
 H_a,s / omega_s heads in stage s; head k of a block takes centroid
 ``k mod c`` (priority weight-sharing, see :mod:`..inheritance`) with its
-relative-position-bias column. FFN groups are inherited as independent
-copies. At omega = 1 with every head its own cluster the descendant
-computes what the ancestry computes.
+relative-position-bias column. The blocks of an FFN group (adjacent blocks
+of one stage) share its FFN W as a ViT descendant's layers do
+(``ffn_sharing``): as independent copies that start as W, or tied, block t
+of a group of T computing with W_t = g_t(W) in every forward pass
+(:class:`~mmvitdyn.models.layers.FFNExpansion`, held by the group's first
+block as ``ffn.expansion``; the group's FFNs hold no weights, they are
+supplied, see :mod:`mmvitdyn.models.layers.supplied_tensors`). At omega = 1
+with every head its own cluster the descendant computes what the ancestry
+computes.
 """
-from typing import Dict, List
+from typing import Dict, List, Sequence, Tuple
 
 import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from mmpretrain.models import SwinTransformer
 
+from ...models.layers import FFN_PARAMS, FFNExpansion, hold, release, supplied
 from ...models.layers.window_msa import HeadWidthWindowMSA
 from ...models.utils import loads_checkpoint
 from ..ancestries.swin import SWIN_FFN
-from ..artefacts.swin import SwinLearngene, head_dims
-from ..inheritance import (check_built_from, copy_into, copy_state, head_assignment,
+from ..artefacts.swin import SwinLearngene, SwinStage, head_dims
+from ..inheritance import (FFN_SHARING, check_built_from, copy_into, copy_state, head_assignment,
                            heads_from_omega, inherit_attention)
+
+# A tied FFN group: (stage, its blocks in order).
+TiedGroup = Tuple[int, Tuple[int, ...]]
+
+
+def tied_groups(stages: Sequence[SwinStage], ffn_sharing: str) -> List[TiedGroup]:
+    """The FFN groups of more than one block, when ``ffn_sharing`` is 'tied'."""
+    if ffn_sharing not in FFN_SHARING:
+        raise ValueError(f'ffn_sharing={ffn_sharing!r} is not one of {FFN_SHARING}')
+    if ffn_sharing != 'tied':
+        return []
+    return [(s, tuple(group.layers)) for s, stage in enumerate(stages) for group in stage.ffn_groups
+            if len(group.layers) > 1]
 
 
 @MODELS.register_module()
@@ -29,19 +49,36 @@ class LearngeneSwin(SwinTransformer):
     The widths, depths, windows, head width and patch size are the
     ancestry's (read from the learngene); the heads per stage are the
     descendant's. In :meth:`init_weights` it inherits the learngene (see the
-    module docstring) unless ``init_cfg`` loads a checkpoint.
+    module docstring) unless ``init_cfg`` loads a checkpoint; a checkpoint
+    of the other ``ffn_sharing`` is refused.
 
     Args:
         learngene (str): Path of the Swin learngene file.
         arch (dict): ``num_heads`` (one per stage) or ``omega`` (H_a / H_d,
             one value or one per stage); default: the ancestry's heads.
+        ffn_sharing (str): How the blocks of an FFN group share its FFN W:
+            'tied' (one W and the learnable map g, W_t = g_t(W), for the
+            whole training) or 'independent' (every block's FFN starts as W
+            and trains on its own; also the layout after
+            :meth:`materialize`). Defaults to 'independent'.
         **kwargs: Other arguments of ``SwinTransformer`` (``img_size``,
-            ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...).
+            ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...);
+            ``with_cp`` only without tied groups (a recomputed block would
+            lack its supplied FFN).
     """
 
-    def __init__(self, learngene: str, arch: dict = dict(), **kwargs):
+    def __init__(self,
+                 learngene: str,
+                 arch: dict = dict(),
+                 ffn_sharing: str = 'independent',
+                 **kwargs):
         meta = SwinLearngene.load(learngene, mmap=True)
         a = meta.ancestry
+        groups = tied_groups(meta.stages, ffn_sharing)
+        if groups and kwargs.get('with_cp', False):
+            raise ValueError("with_cp=True recomputes blocks in the backward pass, where the "
+                             "tied FFNs' W_t are not supplied; use ffn_sharing='independent' "
+                             'or with_cp=False')
         for key in ('patch_size', 'window_size'):
             value = kwargs.pop(key, a[key])
             if value != a[key]:
@@ -65,12 +102,21 @@ class LearngeneSwin(SwinTransformer):
             **kwargs)
         self.learngene_path = learngene
         self.heads = heads
+        self.ffn_sharing = ffn_sharing
+        self.tied_groups = groups
+        for s, blocks in groups:
+            ffns = [self.stages[s].blocks[b].ffn for b in blocks]
+            fc1 = ffns[0].layers[0][0]
+            expansion = FFNExpansion(fc1.in_features, fc1.out_features, len(blocks))
+            for ffn in ffns:
+                release(ffn, SWIN_FFN.values())
+            ffns[0].expansion = expansion
         # Centroid (priority rank) of every head, per stage and block.
         self.assignments = [[head_assignment(c, h) for c in counts]
                             for counts, h in zip(meta.num_centroids, heads)]
-        # Parameter name -> size, for what the learngene initialised.
+        # Deployed tensor name -> size, for what the learngene initialised.
         self.inherited: Dict[str, int] = {}
-        self._register_load_state_dict_pre_hook(self._forget_loaded)
+        self._register_load_state_dict_pre_hook(self._on_load_state_dict)
 
     @staticmethod
     def _stage_heads(arch: dict, ancestry_heads: List[int]) -> List[int]:
@@ -92,6 +138,29 @@ class LearngeneSwin(SwinTransformer):
             raise ValueError(f'num_heads={heads} must be one int >= 1 per stage ({stages})')
         return heads
 
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        """As ``SwinTransformer.forward``, the tied FFNs computing with
+        :meth:`ffn_tensors`."""
+        with supplied(self, self.ffn_tensors()):
+            return super().forward(x)
+
+    def _expansion(self, group: TiedGroup) -> FFNExpansion:
+        s, blocks = group
+        return self.stages[s].blocks[blocks[0]].ffn.expansion
+
+    def ffn_tensors(self) -> Dict[str, torch.Tensor]:
+        """W_t = g_t(W) of every block of a tied group, by its deployed name
+        (``stages.{s}.blocks.{b}.ffn.layers.0.0.weight`` ...); empty
+        without tied groups."""
+        tensors = {}
+        for group in self.tied_groups:
+            expansion = self._expansion(group)
+            s, blocks = group
+            for position, b in enumerate(blocks):
+                for key, value in expansion.weights(position).items():
+                    tensors[f'stages.{s}.blocks.{b}.ffn.{SWIN_FFN[key]}'] = value
+        return tensors
+
     def init_weights(self):
         """Default init (or the ``init_cfg`` checkpoint), then, unless a
         checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
@@ -100,23 +169,32 @@ class LearngeneSwin(SwinTransformer):
             self.inherit_from(SwinLearngene.load(self.learngene_path))
         counts = self.parameter_counts()
         MMLogger.get_current_instance().info(
-            f'{type(self).__name__} from {self.learngene_path}: heads per stage {self.heads}; '
-            f"T-Params {counts['t_params'] / 1e6:.3f}M, I-Params {counts['i_params'] / 1e6:.3f}M")
+            f'{type(self).__name__} from {self.learngene_path}: heads per stage {self.heads}, '
+            f'FFN sharing {self.ffn_sharing}; T-Params {counts["t_params"] / 1e6:.3f}M, '
+            f'I-Params {counts["i_params"] / 1e6:.3f}M, trainable '
+            f'{counts["trainable"] / 1e6:.3f}M')
 
     @torch.no_grad()
     def inherit_from(self, learngene: SwinLearngene) -> None:
         """Copy the learngene into this descendant and record in
-        :attr:`inherited` every tensor it set.
+        :attr:`inherited` every deployed tensor it set (a tied group's W
+        once per block).
 
         Raises:
             ValueError: The learngene lacks or mis-shapes something (named),
-                or has other centroid counts than the one it was built from.
+                or has other centroid counts or tied FFN groups than the one
+                it was built from.
         """
         learngene.validate()
         assignments = [[head_assignment(c, h) for c in counts]
                        for counts, h in zip(learngene.num_centroids, self.heads)]
-        check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
-                         {'heads from centroids': assignments})
+        check_built_from(self, self.learngene_path, {
+            'heads from centroids': self.assignments,
+            'tied FFN groups': self.tied_groups
+        }, {
+            'heads from centroids': assignments,
+            'tied FFN groups': tied_groups(learngene.stages, self.ffn_sharing)
+        })
         inherited: Dict[str, int] = {}
         copy_state(self.patch_embed, learngene.embeddings, 'patch_embed', 'embeddings', inherited)
         for index in self.out_indices:
@@ -124,6 +202,7 @@ class LearngeneSwin(SwinTransformer):
                 copy_state(
                     getattr(self, f'norm{index}'), learngene.final_norms[f'norm{index}'],
                     f'norm{index}', f'final_norms.norm{index}', inherited)
+        tied = {(s, b) for s, blocks in self.tied_groups for b in blocks}
         for s, (stage, condensed) in enumerate(zip(self.stages, learngene.stages)):
             for b, (block, layer) in enumerate(zip(stage.blocks, condensed.layers)):
                 prefix = f'stages.{s}.blocks.{b}'
@@ -139,23 +218,91 @@ class LearngeneSwin(SwinTransformer):
                 copy_state(block.norm1, layer.norm1, f'{prefix}.norm1', f'{where}.norm1', inherited)
                 copy_state(block.norm2, layer.norm2, f'{prefix}.norm2', f'{where}.norm2', inherited)
                 group = next(g for g in condensed.ffn_groups if b in g.layers)
-                ffn = {name: group.weights[key] for key, name in SWIN_FFN.items()}
-                copy_state(block.ffn, ffn, f'{prefix}.ffn', f'stages[{s}].ffn_groups', inherited)
+                if (s, b) in tied:
+                    if b == group.layers[0]:
+                        block.ffn.expansion.load_ffn(group.weights)
+                        block.ffn.expansion.reset_map()
+                    inherited.update({
+                        f'{prefix}.ffn.{name}': group.weights[key].numel()
+                        for key, name in SWIN_FFN.items()
+                    })
+                else:
+                    ffn = {name: group.weights[key] for key, name in SWIN_FFN.items()}
+                    copy_state(block.ffn, ffn, f'{prefix}.ffn', f'stages[{s}].ffn_groups',
+                               inherited)
             if stage.downsample is not None:
                 copy_state(stage.downsample, condensed.downsample, f'stages.{s}.downsample',
                            f'stages[{s}].downsample', inherited)
         self.inherited = inherited
 
-    def parameter_counts(self) -> Dict[str, int]:
-        """``t_params``: the descendant's parameters; ``i_params``: those set
-        from the learngene (0 after loading its own checkpoint)."""
-        return dict(
-            t_params=sum(p.numel() for p in self.parameters()),
-            i_params=sum(self.inherited.values()))
+    def materialize(self) -> 'LearngeneSwin':
+        """Make every tied FFN a plain FFN holding its current W_t, trained
+        as W was: outputs are unchanged and the result loads into a
+        descendant built with ``ffn_sharing='independent'``."""
+        hold(self, self.ffn_tensors())
+        for group in self.tied_groups:
+            s, blocks = group
+            del self.stages[s].blocks[blocks[0]].ffn.expansion
+        self.tied_groups, self.ffn_sharing = [], 'independent'
+        return self
 
-    def _forget_loaded(self, state_dict, prefix, *args, **kwargs):
-        """Load-state-dict pre-hook: loaded tensors no longer count as inherited."""
+    def deployed_parameters(self) -> Dict[str, Tuple[str, int]]:
+        """Every tensor of the deployed (materialised) descendant.
+
+        Returns:
+            dict[str, tuple[str, int]]: Deployed name (as after
+            :meth:`materialize`) -> (the parameter that holds it, its size).
+            A tied group's W appears once per block; its map g, which
+            exists only while training, not at all.
+        """
+        deployed = {
+            name: (name, param.numel())
+            for name, param in self.named_parameters() if '.ffn.expansion.' not in name
+        }
+        for group in self.tied_groups:
+            s, blocks = group
+            owner = f'stages.{s}.blocks.{blocks[0]}.ffn.expansion'
+            expansion = self._expansion(group)
+            for b in blocks:
+                for key, attr in FFN_PARAMS.items():
+                    deployed[f'stages.{s}.blocks.{b}.ffn.{SWIN_FFN[key]}'] = (f'{owner}.{attr}',
+                                                                              getattr(
+                                                                                  expansion,
+                                                                                  attr).numel())
+        return deployed
+
+    def parameter_counts(self) -> Dict[str, int]:
+        """The paper's counts, for this backbone.
+
+        Returns:
+            dict[str, int]: ``t_params``: parameters of the descendant as
+            deployed, every block's FFN counted (the size after
+            :meth:`materialize`); ``i_params``: those of them set from the
+            learngene (0 after loading its own checkpoint); ``trainable``:
+            the free parameters the optimiser updates (fewer than
+            ``t_params`` with tied groups; the maps g included).
+        """
+        return dict(
+            t_params=sum(size for _, size in self.deployed_parameters().values()),
+            i_params=sum(self.inherited.values()),
+            trainable=sum(p.numel() for p in self.parameters() if p.requires_grad))
+
+    def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
+        """Load-state-dict pre-hook: refuse a checkpoint whose tied FFN groups
+        (``ffn.expansion``) are not this descendant's; loaded tensors no
+        longer count as inherited."""
+        saved = sorted({
+            key[len(prefix):].partition('.ffn.expansion.')[0]
+            for key in state_dict if key.startswith(prefix) and '.ffn.expansion.' in key
+        })
+        ours = sorted(f'stages.{s}.blocks.{blocks[0]}' for s, blocks in self.tied_groups)
+        if saved != ours:
+            raise ValueError(
+                f'the checkpoint holds tied FFN groups (ffn.expansion) in blocks {saved}, this '
+                f'{type(self).__name__} (ffn_sharing={self.ffn_sharing!r}) in {ours}; build it '
+                'with the ffn_sharing the checkpoint was trained with')
+        holders = self.deployed_parameters()
         self.inherited = {
             name: size
-            for name, size in self.inherited.items() if prefix + name not in state_dict
+            for name, size in self.inherited.items() if prefix + holders[name][0] not in state_dict
         }

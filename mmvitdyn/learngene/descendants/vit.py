@@ -22,10 +22,10 @@ from ...models.utils import loads_checkpoint
 from ..artefacts.block import BlockLearngene
 from ..artefacts.layers import FFN_KEYS
 from ..artefacts.tleg import TLEGLearngene
-from ..artefacts.vit import Learngene
+from ..artefacts.vit import Learngene, vit_arguments
 from ..file_format import require
-from ..inheritance import (DescendantPlan, check_built_from, copy_into, copy_state, heads_per_layer,
-                           inherit_attention, plan_descendant, plan_whole_layers)
+from ..inheritance import (DescendantPlan, check_built_from, copy_into, copy_state, copy_tensors,
+                           heads_per_layer, inherit_attention, plan_descendant, plan_whole_layers)
 
 # A tied-heads tensor as torch.nn.utils.parametrize stored it (mmvitdyn before 0.1.0).
 OLD_TIED_HEAD = re.compile(r'attn\.(qkv|proj)\.parametrizations\.(weight|bias)\.original$')
@@ -73,9 +73,18 @@ class LearngeneViT(ViT):
       starts as theta_A + l / (L - 1) theta_B (see
       :mod:`mmvitdyn.learngene.artefacts.tleg`).
 
-    In the baseline modes only the blocks are inherited (the embeddings, final
-    norm and classifier start random), every layer has the learngene's heads,
-    and nothing is shared (``ffn_sharing`` and ``tie_heads`` have no effect).
+    In every mode the embeddings (patch embedding, class, distillation and
+    register tokens, position embedding, pre-norm) and the final norm are
+    the learngene's, as the paper's comparison loads them for the baselines
+    too; the classifier starts random. In the baseline modes every layer has
+    the learngene's heads and nothing is shared (``ffn_sharing`` and
+    ``tie_heads`` have no effect).
+
+    The descendant computes as its ancestry's family: ``norm_cfg``,
+    ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``,
+    ``num_reg_tokens`` and ``dist_token`` are the learngene's (see
+    :func:`~mmvitdyn.learngene.artefacts.vit.vit_arguments`); given in
+    ``kwargs`` they must equal them.
 
     Args:
         learngene (str): Path of the learngene file.
@@ -104,6 +113,9 @@ class LearngeneViT(ViT):
             FFNs are the plan's.
         **kwargs: Other arguments of :class:`ViT` (``img_size``,
             ``out_type``, ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...).
+
+    Raises:
+        ValueError: An argument differs from the learngene's (named).
     """
 
     def __init__(self,
@@ -134,6 +146,14 @@ class LearngeneViT(ViT):
                 raise ValueError(f'qkv_bias={qkv_bias} differs from the learngene\'s layers '
                                  f"(qkv_bias={ancestry['qkv_bias']}) in init_mode={init_mode!r}")
             plan = plan_whole_layers(meta.sources(arch['num_layers']), arch['heads'])
+        family = vit_arguments(ancestry)
+        for key in sorted(set(family) & set(kwargs)):
+            given = kwargs.pop(key)
+            if given != family[key]:
+                raise ValueError(f"{key}={given!r} differs from the learngene's ancestry "
+                                 f'({key}={family[key]!r}, {learngene}); a descendant computes '
+                                 "as its ancestry's family")
+        family['qkv_bias'] = family['qkv_bias'] if qkv_bias is None else qkv_bias
         super().__init__(
             arch=dict(
                 embed_dims=arch['embed_dims'],
@@ -141,9 +161,9 @@ class LearngeneViT(ViT):
                 num_heads=max(arch['heads']),
                 feedforward_channels=arch['feedforward_channels']),
             patch_size=ancestry['patch_size'],
-            qkv_bias=ancestry['qkv_bias'] if qkv_bias is None else qkv_bias,
             layer_cfgs=self.merge_layer_cfgs(layer_cfgs, self._layer_entries(plan, ancestry),
                                              'LearngeneViT (the plan)'),
+            **family,
             **kwargs)
         self.learngene_path = learngene
         self.init_mode = init_mode
@@ -250,7 +270,8 @@ class LearngeneViT(ViT):
             self.inherited = self._inherit_layers(learngene)
 
     def _inherit_layers(self, learngene: Union[BlockLearngene, TLEGLearngene]) -> Dict[str, int]:
-        """Whole layers: each block's tensors from the learngene's layer state."""
+        """Whole layers: each block's tensors from the learngene's layer
+        state; the embeddings and final norm (none from a version-1 file)."""
         sources = [-1 if s is None else s for s in learngene.sources(len(self.blocks))]
         check_built_from(self, self.learngene_path, {
             'learngene': INIT_MODES[self.init_mode].__name__,
@@ -259,16 +280,11 @@ class LearngeneViT(ViT):
             'learngene': type(learngene).__name__,
             'layers': sources
         })
-        inherited: Dict[str, int] = {}
+        inherited = self._inherit_stem(learngene) if learngene.embeddings else {}
         for index, (block,
                     state) in enumerate(zip(self.blocks, learngene.layer_states(len(self.blocks)))):
-            if state is None:
-                continue
-            for key, value in state.items():
-                owner, _, leaf = key.rpartition('.')
-                name = f'blocks.{index}.{key}'
-                copy_into(block.get_submodule(owner), leaf, value, name)
-                inherited[name] = value.numel()
+            if state is not None:
+                copy_tensors(block, state, f'blocks.{index}', inherited)
         return inherited
 
     def _inherit_clusters(self, learngene: Learngene) -> Dict[str, int]:
@@ -281,6 +297,35 @@ class LearngeneViT(ViT):
             'centroids per layer': plan.assignments,
             'FFN runs': plan.runs
         })
+        inherited = self._inherit_stem(learngene)
+        for index, block in enumerate(self.blocks):
+            source = self.plan.sources[index]
+            layer = learngene.layers[source]
+            prefix = f'blocks.{index}'
+            written = inherit_attention(block.attn, layer, self.plan.assignments[index],
+                                        f'{prefix}.attn')
+            inherited.update({f'{prefix}.attn.{name}': size for name, size in written.items()})
+            for norm in ('norm1', 'norm2'):
+                copy_state(
+                    getattr(block, norm), getattr(layer, norm), f'{prefix}.{norm}',
+                    f'layers[{source}].{norm}', inherited)
+            copy_tensors(block, learngene.layer_scales[source], prefix, inherited)
+            _, run, position = self.plan.run_of(index)
+            weights = learngene.ffn_groups[run.group].weights
+            if self.plan.is_expanded(run):
+                if position == 0:
+                    block.mlp.expansion.load_ffn(weights)
+                    block.mlp.expansion.reset_map()
+                inherited.update({f'{prefix}.mlp.{key}': weights[key].numel() for key in FFN_KEYS})
+            else:
+                copy_state(block.mlp, weights, f'{prefix}.mlp', f'ffn_groups[{run.group}].weights',
+                           inherited)
+        return inherited
+
+    def _inherit_stem(self, learngene: AnyLearngene) -> Dict[str, int]:
+        """The embeddings (every stem parameter, the position embedding
+        resized to this grid) and the final norm from the learngene;
+        returns the inherited names and sizes."""
         inherited: Dict[str, int] = {}
         for key, _ in self.named_parameters():
             if self.is_stem_param(key):
@@ -294,27 +339,6 @@ class LearngeneViT(ViT):
                 inherited[key] = value.numel()
         if learngene.final_norm and self.final_norm:
             copy_state(self.norm, learngene.final_norm, 'norm', 'final_norm', inherited)
-        for index, block in enumerate(self.blocks):
-            source = self.plan.sources[index]
-            layer = learngene.layers[source]
-            prefix = f'blocks.{index}'
-            written = inherit_attention(block.attn, layer, self.plan.assignments[index],
-                                        f'{prefix}.attn')
-            inherited.update({f'{prefix}.attn.{name}': size for name, size in written.items()})
-            for norm in ('norm1', 'norm2'):
-                copy_state(
-                    getattr(block, norm), getattr(layer, norm), f'{prefix}.{norm}',
-                    f'layers[{source}].{norm}', inherited)
-            _, run, position = self.plan.run_of(index)
-            weights = learngene.ffn_groups[run.group].weights
-            if self.plan.is_expanded(run):
-                if position == 0:
-                    block.mlp.expansion.load_ffn(weights)
-                    block.mlp.expansion.reset_map()
-                inherited.update({f'{prefix}.mlp.{key}': weights[key].numel() for key in FFN_KEYS})
-            else:
-                copy_state(block.mlp, weights, f'{prefix}.mlp', f'ffn_groups[{run.group}].weights',
-                           inherited)
         return inherited
 
     def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:

@@ -7,10 +7,10 @@ from torch import nn
 
 from ...utils import check_bool, check_int, check_number
 from ..layers import AdapterBlock, is_dyt_param, supplied_head_name
-from ..layers.adapter import ADAPTER_LAYER_NORMS, LEARNABLE_SCALE
+from ..layers.adapter import ADAPTER_LAYER_NORMS, EXPERT_ADAPTERS, LEARNABLE_SCALE
 from .vit import ViT
 
-ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm')
+ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm', 'mixing')
 
 
 def check_adapter_cfg(cfg: dict) -> dict:
@@ -33,6 +33,11 @@ def check_adapter_cfg(cfg: dict) -> dict:
     if cfg.get('layer_norm') not in ADAPTER_LAYER_NORMS:
         raise ValueError(f"adapter_cfg.layer_norm={cfg['layer_norm']!r} is not one of "
                          f'{ADAPTER_LAYER_NORMS}')
+    mixing = cfg.get('mixing', 'router')
+    if mixing not in EXPERT_ADAPTERS or (mixing == 'adamix' and cfg.get('num_experts', 1) < 2):
+        raise ValueError(f'adapter_cfg.mixing={mixing!r} is not one of {tuple(EXPERT_ADAPTERS)} '
+                         "('adamix' mixes num_experts >= 2 experts, got "
+                         f"num_experts={cfg.get('num_experts', 1)})")
     return cfg
 
 
@@ -57,10 +62,11 @@ class AdapterViT(ViT):
         arch (str | dict): See :class:`ViT`. Defaults to 'base'.
         adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (s, a
             float, or 'learnable': a parameter (1,) initialised to 1),
-            ``dropout``, ``num_experts`` (> 1 gives the MoE-adapter) and
-            ``layer_norm`` (None; 'in': LayerNorm on the adapter's input;
-            'out': on its scaled output). Defaults to d=64, s=0.1, dropout
-            0.1, one expert, no LayerNorm. None: no adapter.
+            ``dropout``, ``num_experts`` (> 1 gives the MoE-adapter, or
+            AdaMix with ``mixing='adamix'``) and ``layer_norm`` (None; 'in':
+            LayerNorm on the adapter's input; 'out': on its scaled output).
+            Defaults to d=64, s=0.1, dropout 0.1, one expert, no LayerNorm.
+            None: no adapter.
         freeze_pretrained (bool): Freeze everything but the parts tuning adds
             and the ``pyramid``. Defaults to True.
         unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.

@@ -8,6 +8,7 @@ from torch import nn
 
 from ...utils import check_int, check_number
 from ..layers import DISPATCH_PARTS, DyTBlock
+from ..layers.token_dispatcher import TOPK_MODES
 from .adapter_vit import AdapterViT
 
 
@@ -35,15 +36,20 @@ class DyTViT(AdapterViT):
             :class:`~mmvitdyn.models.layers.TokenDispatcher` that differ from
             its defaults: ``tau`` (Gumbel temperature, 5), ``gumbel`` (True;
             False trains with a plain sigmoid, "DyT-"), ``mode`` ('threshold',
-            DyT's rule, or 'topk': every image keeps exactly round(target_rate
-            * N) patch tokens per dispatched part). Defaults to ``dict()``.
+            DyT's rule; 'topk': every image keeps exactly round(target_rate
+            * N) patch tokens per dispatched part, hard top-k with DyT's
+            straight-through sigmoid; 'soft_topk': the same count, outputs
+            scaled by CoDA's soft top-k weights, with ``epsilon``,
+            ``iterations``, ``epsilon_start`` and ``gumbel=False``, MLP
+            dispatch only). Defaults to ``dict()``.
         token_reduction (dict, optional): Config of a token reduction that
             shrinks the sequence inside the blocks (``dict(type='ToMe', r=8)``,
             ``dict(type='EViT', keep_rate=0.7)``; see
             :mod:`mmvitdyn.models.token_reduction`), with dispatch None or
             'mlp'; it has no parameters, so it applies to a trained model at
-            test time. Needs ``out_type='cls_token'`` and the last block as
-            output. Defaults to None.
+            test time. Needs ``out_type`` 'cls_token' or 'avg_featmap' (the
+            mean weighted by the patches each token holds) and the last block
+            as output. Defaults to None.
         block_fn (callable): Builds the blocks; takes the arguments of
             :class:`~mmvitdyn.models.layers.DyTBlock`. Defaults to it.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
@@ -78,11 +84,16 @@ class DyTViT(AdapterViT):
                              f'(allowed: 0..{num_layers - 1}); dispatch=None turns '
                              'dispatch off')
         dispatcher_cfg = dict(dispatcher_cfg)
-        if dispatcher_cfg.get('mode') == 'topk':
+        mode = dispatcher_cfg.get('mode')
+        if mode in TOPK_MODES:
             if 'keep_rate' in dispatcher_cfg:
                 raise ValueError(f"dispatcher_cfg.keep_rate={dispatcher_cfg['keep_rate']} "
-                                 "is not a setting: mode='topk' keeps target_rate of the tokens")
+                                 f'is not a setting: mode={mode!r} keeps target_rate of the tokens')
             dispatcher_cfg['keep_rate'] = target_rate
+        if mode == 'soft_topk' and dispatch not in ('mlp', None):
+            raise ValueError(f"dispatch={dispatch!r} with dispatcher_cfg.mode='soft_topk': the "
+                             "soft top-k weights scale the MLP's outputs, an attention gate has "
+                             "no such form; use dispatch='mlp'")
         num_prefix_tokens = self.prefix_token_count(
             kwargs.get('dist_token', False), kwargs.get('num_reg_tokens', 0))
         entries = [
@@ -109,14 +120,22 @@ class DyTViT(AdapterViT):
         if self.dispatch not in (None, 'mlp'):
             raise ValueError(f'token_reduction={cfg} needs an ungated attention: dispatch='
                              f"{self.dispatch!r} is not allowed with it (allowed: None, 'mlp')")
-        if self.out_type != 'cls_token' or self.out_indices != (self.num_layers - 1, ):
+        if self.out_type not in ('cls_token', 'avg_featmap') or \
+                self.out_indices != (self.num_layers - 1, ):
             raise ValueError(f'token_reduction={cfg} changes the token grid: it needs '
-                             f"out_type='cls_token' (got {self.out_type!r}) and out_indices=-1 "
-                             f'(got {self.out_indices})')
+                             f"out_type='cls_token' or 'avg_featmap' (got {self.out_type!r}) "
+                             f'and out_indices=-1 (got {self.out_indices})')
         reduction = MODELS.build(cfg)
         reduction.check(self.num_layers, self.num_prefix_tokens,
                         self.patch_resolution[0] * self.patch_resolution[1])
         return reduction
+
+    def average_patches(self, patches: torch.Tensor) -> torch.Tensor:
+        """Patch tokens (B, M, C) -> (B, C): with a token reduction, the mean
+        over the input patches (:meth:`ReductionPass.average`)."""
+        if self.token_reduction is None:
+            return super().average_patches(patches)
+        return self.last_reduction.average(patches)
 
     def needs_objective(self) -> bool:
         """Token dispatch trains with DyT's rate loss."""
@@ -127,7 +146,8 @@ class DyTViT(AdapterViT):
         :attr:`last_reduction`) when there is a token reduction."""
         kwargs = super().block_kwargs(grid)
         if self.token_reduction is not None:
-            self.last_reduction = self.token_reduction.start(self.num_prefix_tokens)
+            self.last_reduction = self.token_reduction.start(self.num_layers,
+                                                             self.num_prefix_tokens)
             kwargs['reduction'] = self.last_reduction
         return kwargs
 
@@ -161,14 +181,15 @@ class DyTViT(AdapterViT):
         } for block in self.dyt_blocks()]
 
     def activation_rates(self) -> Dict[str, float]:
-        """Mean active fraction of patch tokens, overall and per block part."""
-        rates, all_masks = {}, []
+        """Mean active fraction of patch tokens (nonzero mask), overall and per block part."""
+        rates, all_active = {}, []
         for i, masks in enumerate(self.dispatch_masks()):
             for part, mask in masks.items():
-                rates[f'act_rate/{i}.{part}'] = float(mask.detach().float().mean())
-                all_masks.append(mask.detach().flatten())
-        if all_masks:
-            rates['act_rate'] = float(torch.cat(all_masks).float().mean())
+                active = (mask.detach() != 0).float()
+                rates[f'act_rate/{i}.{part}'] = float(active.mean())
+                all_active.append(active.flatten())
+        if all_active:
+            rates['act_rate'] = float(torch.cat(all_active).mean())
         return rates
 
     def rate_loss(self) -> torch.Tensor:

@@ -153,6 +153,7 @@ class ViT(BaseModule):
         self.final_norm = final_norm
         self.interpolate_mode = interpolate_mode
         self.interpolate_antialias = interpolate_antialias
+        self.layer_scale_init_value = layer_scale_init_value
         self.patch_size = patch_size
         self.patch_resolution = (img_size // patch_size, img_size // patch_size)
         self.num_prefix_tokens = self.prefix_token_count(dist_token, num_reg_tokens)
@@ -316,6 +317,11 @@ class ViT(BaseModule):
         patches = x[:, self.num_prefix_tokens:]
         if self.out_type == 'featmap':
             return patches.transpose(1, 2).reshape(x.shape[0], -1, *grid)
+        return self.average_patches(patches)
+
+    def average_patches(self, patches: torch.Tensor) -> torch.Tensor:
+        """Patch tokens (B, M, C) -> their mean (B, C), the 'avg_featmap'
+        output; subclasses whose tokens stand for several patches weight them."""
         return patches.mean(dim=1)
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:

@@ -16,13 +16,25 @@ from ..dyt_objective import DyTObjectiveMixin
 def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
     """Back-propagate one part of an iteration's loss at once, freeing its graph.
 
-    Gradients accumulate with those of the ``update_params`` call that ends
-    the iteration; the part is scaled like the rest (gradient accumulation,
-    AMP loss scaling) but not counted as an iteration of its own.
+    The part goes through the wrapper's own ``scale_loss`` (gradient
+    accumulation) and ``backward`` (which may scale the loss, as AMP and
+    apex do, for its ``step`` to unscale), so its gradients accumulate with
+    those of the ``update_params`` call that ends the iteration exactly as
+    if both were one loss. ``backward`` counts an iteration (mmengine's
+    contract); the count is put back, so that the iteration counts once.
+
+    Raises:
+        TypeError: ``optim_wrapper`` is not an mmengine ``OptimWrapper``
+            (e.g. ``DeepSpeedOptimWrapper``: no ``scale_loss``, no count).
     """
-    loss = optim_wrapper.scale_loss(loss)
-    scaler = getattr(optim_wrapper, 'loss_scaler', None)
-    (scaler.scale(loss) if scaler is not None else loss).backward()
+    if not isinstance(optim_wrapper, OptimWrapper):
+        raise TypeError(f'optim_wrapper is a {type(optim_wrapper).__name__}: the two-pass step '
+                        'back-propagates its first pass through OptimWrapper.scale_loss and '
+                        'OptimWrapper.backward; use an OptimWrapper (AmpOptimWrapper, '
+                        'ApexOptimWrapper, ...)')
+    count = optim_wrapper._inner_count
+    optim_wrapper.backward(optim_wrapper.scale_loss(loss))
+    optim_wrapper._inner_count = count
 
 
 @MODELS.register_module()

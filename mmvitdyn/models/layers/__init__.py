@@ -1,5 +1,5 @@
 from ...lazy_registry import lazy_exports
-from .adapter import Adapter, MoEAdapter
+from .adapter import AdaMixAdapter, Adapter, MoEAdapter
 from .adapter_block import AdapterBlock, build_adapter
 from .attention import Attention
 from .block import Block
@@ -24,8 +24,8 @@ from .window_ops import (decomposed_rel_pos_bias, get_rel_pos, resize_rel_pos, w
 __getattr__ = lazy_exports(__name__)
 
 __all__ = [
-    'Adapter', 'AdapterBlock', 'Attention', 'Block', 'DISPATCH_PARTS', 'DYT_PARTS', 'DyTBlock',
-    'GATED_SUBLAYERS', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed',
+    'AdaMixAdapter', 'Adapter', 'AdapterBlock', 'Attention', 'Block', 'DISPATCH_PARTS', 'DYT_PARTS',
+    'DyTBlock', 'GATED_SUBLAYERS', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed',
     'PolicyAttention', 'SHARED_HEAD_PARAMS', 'SharedHeads', 'TokenDispatcher', 'TokenPredictor',
     'attention_with_shared_heads', 'build_adapter', 'expanded_mlp', 'heads_are_shared',
     'is_dyt_param', 'masked_softmax_attention', 'resize_pos_embed', 'share_heads',

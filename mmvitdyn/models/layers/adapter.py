@@ -1,6 +1,6 @@
-"""Bottleneck adapters (AdaptFormer-style) and their mixture-of-experts form."""
+"""Bottleneck adapters (AdaptFormer-style) and their mixtures of experts (DyT's MoE, AdaMix)."""
 import math
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -94,7 +94,41 @@ class Adapter(_BottleneckAdapter):
         return self.up(self.dropout(F.relu(self.down(x))))
 
 
-class MoEAdapter(_BottleneckAdapter):
+class _ExpertAdapter(_BottleneckAdapter):
+    """What the mixtures of adapters share: ``num_experts`` down/up pairs
+    stacked in four parameters, each expert initialised as :class:`Adapter`.
+
+    Args:
+        dim (int): Token width C.
+        bottleneck (int): Hidden width d of every expert.
+        num_experts (int): Number of experts E.
+        scale (float | str): Output multiplier, or ``'learnable'``.
+        dropout (float): Dropout on the hidden activation.
+        layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
+
+    Attributes:
+        down_weight (Parameter): (E, C, d). ``down_bias``: (E, d).
+        up_weight (Parameter): (E, d, C). ``up_bias``: (E, C).
+    """
+
+    def __init__(self, dim: int, bottleneck: int, num_experts: int, scale: Union[float, str],
+                 dropout: float, layer_norm: Optional[str]):
+        super().__init__(dim, scale, dropout, layer_norm)
+        self.down_weight = nn.Parameter(torch.empty(num_experts, dim, bottleneck))
+        self.down_bias = nn.Parameter(torch.zeros(num_experts, bottleneck))
+        self.up_weight = nn.Parameter(torch.zeros(num_experts, bottleneck, dim))
+        self.up_bias = nn.Parameter(torch.zeros(num_experts, dim))
+
+    def reset_parameters(self):
+        super().reset_parameters()
+        # Kaiming-uniform as nn.Linear(C, d): bound 1 / sqrt(fan_in = C).
+        bound = 1 / math.sqrt(self.down_weight.shape[1])
+        nn.init.uniform_(self.down_weight, -bound, bound)
+        for p in (self.down_bias, self.up_weight, self.up_bias):
+            nn.init.zeros_(p)
+
+
+class MoEAdapter(_ExpertAdapter):
     """Adapter with ``num_experts`` down/up pairs mixed per image.
 
     A router maps the image's mean token to softmax weights ``a`` over the
@@ -119,22 +153,14 @@ class MoEAdapter(_BottleneckAdapter):
                  scale: Union[float, str] = 0.1,
                  dropout: float = 0.1,
                  layer_norm: Optional[str] = None):
-        super().__init__(dim, scale, dropout, layer_norm)
+        super().__init__(dim, bottleneck, num_experts, scale, dropout, layer_norm)
         self.router = nn.Linear(dim, num_experts)
-        self.down_weight = nn.Parameter(torch.empty(num_experts, dim, bottleneck))
-        self.down_bias = nn.Parameter(torch.zeros(num_experts, bottleneck))
-        self.up_weight = nn.Parameter(torch.zeros(num_experts, bottleneck, dim))
-        self.up_bias = nn.Parameter(torch.zeros(num_experts, dim))
         self.reset_parameters()
 
     def reset_parameters(self):
         super().reset_parameters()
-        # Kaiming-uniform as nn.Linear(C, d): bound 1 / sqrt(fan_in = C).
-        bound = 1 / math.sqrt(self.down_weight.shape[1])
-        nn.init.uniform_(self.down_weight, -bound, bound)
         nn.init.normal_(self.router.weight, std=0.02)
-        for p in (self.router.bias, self.down_bias, self.up_weight, self.up_bias):
-            nn.init.zeros_(p)
+        nn.init.zeros_(self.router.bias)
 
     def routing_weights(self, x: torch.Tensor) -> torch.Tensor:
         """(B, N, C) -> expert weights (B, num_experts), rows sum to 1."""
@@ -147,3 +173,69 @@ class MoEAdapter(_BottleneckAdapter):
         hidden = torch.baddbmm((a @ self.down_bias).unsqueeze(1), x, down_w)
         hidden = self.dropout(F.relu(hidden))
         return torch.baddbmm((a @ self.up_bias).unsqueeze(1), hidden, up_w)
+
+
+class AdaMixAdapter(_ExpertAdapter):
+    """AdaMix (Wang et al. 2022): ``num_experts`` down- and up-projections
+    without a router.
+
+    In training every forward draws one down-projection and one
+    up-projection, independently and uniformly, from torch's global RNG
+    (:meth:`choose_experts`), and the whole batch uses that pair. In
+    evaluation the experts are merged by averaging their weights and biases
+    into one adapter (:meth:`merged_weights`). Every expert starts as the same
+    adapter (the AdaMix code copies one module), so the average starts equal
+    to each expert.
+
+    Args:
+        dim (int): Token width C.
+        bottleneck (int): Hidden width d of every expert.
+        num_experts (int): Number of experts E.
+        scale (float | str): Output multiplier, or ``'learnable'``. Defaults to 0.1.
+        dropout (float): Dropout on the hidden activation. Defaults to 0.1.
+        layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
+            Defaults to None.
+    """
+
+    def __init__(self,
+                 dim: int,
+                 bottleneck: int,
+                 num_experts: int,
+                 scale: Union[float, str] = 0.1,
+                 dropout: float = 0.1,
+                 layer_norm: Optional[str] = None):
+        super().__init__(dim, bottleneck, num_experts, scale, dropout, layer_norm)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Every expert initialised as one :class:`Adapter`, all equal."""
+        super().reset_parameters()
+        with torch.no_grad():
+            self.down_weight[1:] = self.down_weight[0]
+
+    def choose_experts(self) -> Tuple[int, int]:
+        """Indices (down, up) of a training forward, drawn uniformly from torch's global RNG."""
+        down, up = torch.randint(self.down_weight.shape[0], (2, )).tolist()
+        return down, up
+
+    def merged_weights(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The inference adapter: down weight (C, d), down bias (d,), up weight
+        (d, C), up bias (C,), each the mean over the experts."""
+        return tuple(
+            p.mean(0) for p in (self.down_weight, self.down_bias, self.up_weight, self.up_bias))
+
+    def bottleneck(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            down, up = self.choose_experts()
+            weights = (self.down_weight[down], self.down_bias[down], self.up_weight[up],
+                       self.up_bias[up])
+        else:
+            weights = self.merged_weights()
+        down_w, down_b, up_w, up_b = weights
+        hidden = self.dropout(F.relu(torch.matmul(x, down_w) + down_b))
+        return torch.matmul(hidden, up_w) + up_b
+
+
+# How the experts of an adapter with ``num_experts > 1`` are mixed: by DyT's
+# per-image router (the MoE-adapter) or by AdaMix's random choice / average.
+EXPERT_ADAPTERS = {'router': MoEAdapter, 'adamix': AdaMixAdapter}

@@ -4,7 +4,7 @@ from typing import Optional, Union
 import torch
 from torch import nn
 
-from .adapter import Adapter, MoEAdapter
+from .adapter import EXPERT_ADAPTERS, Adapter
 from .block import Block
 
 
@@ -13,10 +13,12 @@ def build_adapter(dim: int,
                   scale: Union[float, str] = 0.1,
                   dropout: float = 0.1,
                   num_experts: int = 1,
-                  layer_norm: Optional[str] = None) -> nn.Module:
-    """An :class:`Adapter`, or a :class:`MoEAdapter` when ``num_experts > 1``."""
+                  layer_norm: Optional[str] = None,
+                  mixing: str = 'router') -> nn.Module:
+    """An :class:`Adapter`; when ``num_experts > 1`` a :class:`MoEAdapter`
+    (``mixing='router'``) or an :class:`AdaMixAdapter` (``mixing='adamix'``)."""
     if num_experts > 1:
-        return MoEAdapter(dim, bottleneck, num_experts, scale, dropout, layer_norm)
+        return EXPERT_ADAPTERS[mixing](dim, bottleneck, num_experts, scale, dropout, layer_norm)
     return Adapter(dim, bottleneck, scale, dropout, layer_norm)
 
 

@@ -7,7 +7,9 @@ Two forms of each operation, equal in evaluation mode:
 - *packed* (inference): only active tokens are computed, gathered across the
   whole batch into one matrix and scattered back, so FLOPs and time fall
   with the activation rate.
-Masks are (B, N) with exactly 0/1 values; the first token(s) are always active.
+Masks are (B, N): 0 skips a token, a nonzero value runs the part on it and
+scales its output (1 for DyT's dispatchers, the weights in (0, 1] of the
+soft top-k); the first token(s) are always active.
 """
 from typing import Callable
 
@@ -28,7 +30,8 @@ def masked_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
 
 def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
                 mask: torch.Tensor) -> torch.Tensor:
-    """``fn`` on the active rows of the whole batch at once, zeros elsewhere.
+    """``fn`` on the active rows of the whole batch at once, scaled by their
+    mask values, zeros elsewhere: ``masked_rows`` computing only active rows.
 
     Args:
         fn: Token-wise map (T, C) -> (T, C_out).
@@ -40,10 +43,11 @@ def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
     """
     active = mask.flatten() != 0
     if bool(active.all()):
-        return fn(x)
+        return fn(x) * mask.unsqueeze(-1)
     b, n, c = x.shape
     index = active.nonzero().squeeze(1)
     rows = fn(x.reshape(b * n, c).index_select(0, index))
+    rows = rows * mask.flatten().index_select(0, index).unsqueeze(-1)
     out = rows.new_zeros(b * n, rows.shape[-1])
     return out.index_copy_(0, index, rows).view(b, n, -1)
 

@@ -6,11 +6,17 @@ import torch
 from mmengine.model.weight_init import trunc_normal_
 from torch import nn
 
-from ...utils import check_number
+from ...utils import check_bool, check_int, check_number
 
 # How a dispatcher turns gate logits into a mask: DyT's threshold at logit 0
-# (a learned, input-dependent number of tokens) or a fixed top-k per image.
-DISPATCH_MODES = ('threshold', 'topk')
+# (a learned, input-dependent number of tokens), a hard top-k per image with
+# DyT's straight-through sigmoid gradient, or CoDA's soft top-k (a fixed
+# top-k per image whose outputs are scaled by the soft top-k weights).
+DISPATCH_MODES = ('threshold', 'topk', 'soft_topk')
+# The modes that keep a fixed count of tokens per image (they take ``keep_rate``).
+TOPK_MODES = ('topk', 'soft_topk')
+# Factor by which epsilon shrinks per round of :func:`soft_topk` under epsilon-scaling.
+EPSILON_DECAY = 0.7
 
 
 def topk_count(keep_rate: float, num_tokens: int) -> int:
@@ -18,31 +24,93 @@ def topk_count(keep_rate: float, num_tokens: int) -> int:
     return int(math.floor(keep_rate * num_tokens + 0.5))
 
 
+def soft_topk(scores: torch.Tensor,
+              k: int,
+              epsilon: float,
+              iterations: int,
+              epsilon_start: Optional[float] = None) -> torch.Tensor:
+    """Soft top-k weights of Conditional Adapters (CoDA, Lei et al. 2023).
+
+    ``lambda`` relaxes the top-k indicator of each row of ``scores`` s: it is the
+    entropy-regularised problem ``max <s, lambda> + epsilon * H(lambda)`` with
+    ``H(lambda) = -sum lambda_i log lambda_i``, ``sum lambda = k`` and every
+    ``lambda_i`` in [0, 1], solved by ``iterations`` rounds of coordinate
+    ascent on its dual, from ``b = 0``::
+
+        a <- epsilon * (log k - logsumexp((s + b) / epsilon))
+        b <- min(0, -s - a)
+        lambda = exp((s + a + b) / epsilon) = exp(min(s + a, 0) / epsilon)
+
+    Every round keeps ``lambda`` in (0, 1]; its row sums reach k as the rounds
+    converge (one round gives ``min(1, k * softmax(s / epsilon))``). As
+    epsilon -> 0 the solution tends to the 0/1 top-k indicator. With
+    ``epsilon_start`` (epsilon-scaling) round t uses
+    ``max(epsilon_start * 0.7^t, epsilon)`` (:data:`EPSILON_DECAY`), which
+    converges in fewer rounds at small epsilon. Differentiable (autograd
+    through the rounds).
+
+    Args:
+        scores (Tensor): Router scores (B, N).
+        k (int): Weight to distribute per row, 0 <= k <= N.
+        epsilon (float): Entropy weight (> 0); smaller is closer to hard top-k.
+        iterations (int): Rounds of the iteration (>= 1).
+        epsilon_start (float, optional): Epsilon of the first round under
+            epsilon-scaling; None uses ``epsilon`` throughout. Defaults to None.
+
+    Returns:
+        Tensor: lambda (B, N), values in [0, 1].
+    """
+    log_k = math.log(k) if k > 0 else -math.inf
+    current = max(epsilon_start or epsilon, epsilon)
+    b = torch.zeros_like(scores)
+    for _ in range(iterations):
+        a = current * (log_k - torch.logsumexp((scores + b) / current, dim=-1, keepdim=True))
+        b = (-scores - a).clamp(max=0)
+        current = max(current * EPSILON_DECAY, epsilon)
+    return torch.exp((scores + a).clamp(max=0) / epsilon)
+
+
 class TokenDispatcher(nn.Module):
-    """Binary gate over tokens from a linear gate ``logit = w^T x + b``.
+    """Gate over tokens from a linear gate ``logit = w^T x + b``.
 
     ``mode='threshold'`` (DyT): in training ``y = sigmoid((logit + g1 - g2) / tau)``
     with g1, g2 ~ Gumbel(0, 1) (or without noise when ``gumbel=False``, the
     "DyT-" ablation), the mask is ``1[y > 0.5]`` in the forward pass and has
     the gradient of ``y``. In evaluation the mask is ``1[logit >= 0]``.
 
-    ``mode='topk'`` (the top-K ablation of the DyT authors' review): every
+    ``mode='topk'`` (hard top-k with DyT's straight-through sigmoid): every
     image keeps exactly ``k = round(keep_rate * N)`` of its N patch tokens,
     those with the largest logits (with the same noise in training when
     ``gumbel=True``, without it in evaluation). The forward mask is this hard
     top-k; its gradient is that of ``y = sigmoid(logit' / tau)`` as in DyT
-    (``hard - y.detach() + y``), so the ablation changes the selection rule
-    only, not the estimator (the hard top-k has zero gradient almost everywhere).
+    (``hard - y.detach() + y``), so it changes the selection rule only, not
+    the estimator (the hard top-k has zero gradient almost everywhere).
 
-    The first ``num_prefix_tokens`` tokens (class token ...) are always active.
+    ``mode='soft_topk'`` (CoDA's soft top-k, "DyT-top-K" of the DyT authors'
+    review): the same k tokens with the largest logits are kept, and the mask
+    carries their soft top-k weights ``lambda`` (:func:`soft_topk` of the
+    logits): ``m = lambda * 1[top-k]``, values in [0, 1], zero for skipped
+    tokens, so a gated part's output of a kept token is scaled by its lambda.
+    Gradients reach the gate through lambda (no straight-through, no noise).
+    Training and evaluation compute the same mask.
+
+    The first ``num_prefix_tokens`` tokens (class token ...) are always active (mask 1).
 
     Args:
         dim (int): Token width C.
-        tau (float): Gumbel-Sigmoid temperature. Defaults to 5.
-        gumbel (bool): Add Gumbel noise in training. Defaults to True.
-        mode (str): 'threshold' (default) or 'topk'.
-        keep_rate (float, optional): Kept fraction r in (0, 1] of ``mode='topk'``;
-            must be None for 'threshold'.
+        tau (float): Gumbel-Sigmoid temperature of 'threshold' and 'topk'.
+            Defaults to 5.
+        gumbel (bool): Add Gumbel noise in training ('threshold', 'topk');
+            'soft_topk' needs False. Defaults to True.
+        mode (str): 'threshold' (default), 'topk' or 'soft_topk'.
+        keep_rate (float, optional): Kept fraction r in (0, 1] of 'topk' and
+            'soft_topk'; must be None for 'threshold'.
+        epsilon (float, optional): Entropy weight of 'soft_topk' (> 0); must
+            be None for the other modes.
+        iterations (int, optional): Rounds of 'soft_topk' (>= 1); must be None
+            for the other modes.
+        epsilon_start (float, optional): First-round epsilon of 'soft_topk'
+            (epsilon-scaling, see :func:`soft_topk`); None: no scaling.
     """
 
     def __init__(self,
@@ -50,21 +118,42 @@ class TokenDispatcher(nn.Module):
                  tau: float = 5.0,
                  gumbel: bool = True,
                  mode: str = 'threshold',
-                 keep_rate: Optional[float] = None):
+                 keep_rate: Optional[float] = None,
+                 epsilon: Optional[float] = None,
+                 iterations: Optional[int] = None,
+                 epsilon_start: Optional[float] = None):
         super().__init__()
         check_number(tau, 'dispatcher_cfg.tau', 0, low_open=True)
+        check_bool(gumbel, 'dispatcher_cfg.gumbel')
         if mode not in DISPATCH_MODES:
             raise ValueError(f'dispatcher mode={mode!r} is not one of {DISPATCH_MODES}')
-        if mode == 'topk':
+        if mode in TOPK_MODES:
             check_number(keep_rate, 'dispatcher keep_rate', 0, 1, low_open=True)
-        if mode == 'threshold' and keep_rate is not None:
-            raise ValueError(f"dispatcher keep_rate={keep_rate!r} is only for mode='topk'; "
-                             "mode='threshold' learns its rate: leave it None")
+        elif keep_rate is not None:
+            raise ValueError(f"dispatcher keep_rate={keep_rate!r} is only for mode='topk' or "
+                             "'soft_topk'; mode='threshold' learns its rate: leave it None")
+        soft = dict(epsilon=epsilon, iterations=iterations, epsilon_start=epsilon_start)
+        if mode == 'soft_topk':
+            check_number(epsilon, 'dispatcher_cfg.epsilon', 0, low_open=True)
+            check_int(iterations, 'dispatcher_cfg.iterations', minimum=1)
+            if epsilon_start is not None:
+                check_number(epsilon_start, 'dispatcher_cfg.epsilon_start', epsilon)
+            if gumbel:
+                raise ValueError("dispatcher_cfg.gumbel=True: mode='soft_topk' (CoDA's soft "
+                                 'top-k) adds no noise; set gumbel=False')
+        else:
+            for name, value in soft.items():
+                if value is not None:
+                    raise ValueError(f"dispatcher_cfg.{name}={value!r} is only for "
+                                     f"mode='soft_topk' (mode={mode!r}): leave it None")
         self.gate = nn.Linear(dim, 1)
         self.tau = tau
         self.gumbel = gumbel
         self.mode = mode
         self.keep_rate = keep_rate
+        self.epsilon = epsilon
+        self.iterations = iterations
+        self.epsilon_start = epsilon_start
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -78,11 +167,21 @@ class TokenDispatcher(nn.Module):
         keep = logits.topk(k, dim=1).indices
         return torch.zeros_like(logits).scatter_(1, keep, 1.0)
 
+    def _soft_topk(self, logits: torch.Tensor) -> torch.Tensor:
+        """``lambda * 1[top-k]`` (B, N) of the logits (see :func:`soft_topk`)."""
+        hard = self._topk(logits.detach())
+        k = topk_count(self.keep_rate, logits.shape[1])
+        weights = soft_topk(logits, k, self.epsilon, self.iterations, self.epsilon_start)
+        return weights * hard
+
     def forward(self, x: torch.Tensor, num_prefix_tokens: int = 1) -> torch.Tensor:
-        """Tokens (B, N, C) -> mask (B, N): exactly 0/1 values."""
+        """Tokens (B, N, C) -> mask (B, N): 0/1 values ('threshold', 'topk'), or
+        lambda of the kept tokens and 0 ('soft_topk')."""
         # Gate every token, then drop the extra ones: slicing first would copy x.
         logits = self.gate(x).squeeze(-1)[:, num_prefix_tokens:]
-        if self.training:
+        if self.mode == 'soft_topk':
+            mask = self._soft_topk(logits)
+        elif self.training:
             if self.gumbel:
                 # g1 - g2 of two i.i.d. Gumbel(0, 1) draws is Logistic(0, 1).
                 u = torch.rand_like(logits).clamp_(1e-6, 1 - 1e-6)

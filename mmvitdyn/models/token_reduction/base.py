@@ -37,9 +37,9 @@ class TokenReduction(nn.Module):
         """Tokens (B, N, C) after the attention residual of block ``index`` -> (B, N', C)."""
         raise NotImplementedError
 
-    def start(self, num_prefix_tokens: int) -> 'ReductionPass':
-        """A fresh pass for one forward."""
-        return ReductionPass(self, num_prefix_tokens)
+    def start(self, num_layers: int, num_prefix_tokens: int) -> 'ReductionPass':
+        """A fresh pass for one forward through ``num_layers`` blocks."""
+        return ReductionPass(self, num_layers, num_prefix_tokens)
 
 
 class ReductionPass:
@@ -47,6 +47,7 @@ class ReductionPass:
 
     Attributes:
         method (TokenReduction): The reduction.
+        num_layers (int): Blocks of the backbone.
         num_prefix_tokens (int): Leading tokens (class token ...) never reduced.
         block (int): Index of the block running now.
         size (Tensor, optional): (B, N, 1) number of input patches merged into
@@ -55,8 +56,9 @@ class ReductionPass:
             block's reduction: what the block's MLP ran on.
     """
 
-    def __init__(self, method: TokenReduction, num_prefix_tokens: int):
+    def __init__(self, method: TokenReduction, num_layers: int, num_prefix_tokens: int):
         self.method = method
+        self.num_layers = num_layers
         self.num_prefix_tokens = num_prefix_tokens
         self.block = 0
         self.size: Optional[torch.Tensor] = None
@@ -75,3 +77,13 @@ class ReductionPass:
         self.token_counts.append(x.shape[1])
         self.block += 1
         return x
+
+    def average(self, patches: torch.Tensor) -> torch.Tensor:
+        """Patch tokens (B, M, C) after the last block -> their mean (B, C),
+        each token weighted by its size: ``sum(size * x) / sum(size)``, the
+        mean over the input patches (ToMe's pooling); the plain mean while
+        every token is one patch (EViT's fused token then counts as one)."""
+        if self.size is None:
+            return patches.mean(dim=1)
+        size = self.size[:, self.num_prefix_tokens:]
+        return (patches * size).sum(dim=1) / size.sum(dim=1)

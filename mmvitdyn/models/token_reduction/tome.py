@@ -9,15 +9,17 @@ patches each token stands for (its size) is carried on, and the attention
 adds ``log(size)`` to its logits (proportional attention), so a merged token
 counts as the patches it holds. Extra tokens (class token ...) are never
 merged. Nothing is learned: ToMe applies to a trained model as it is.
+After the last block, ``out_type='avg_featmap'`` weights each patch token by
+its size (ToMe's pooling for MAE-style heads, see :class:`ReductionPass`).
 """
 import math
-from typing import Callable, Sequence, Tuple, Union
+from typing import Callable, List, Sequence, Tuple, Union
 
 import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 
-from ...utils import check_int
+from ...utils import check_int, check_number
 from ..layers import Attention
 from .base import ReductionPass, TokenReduction
 
@@ -61,6 +63,37 @@ def bipartite_soft_matching(metric: torch.Tensor, r: int,
     return merge
 
 
+def per_block_r(r: Union[int, List[int], Tuple[int, float]], num_layers: int) -> List[int]:
+    """The tokens each of ``num_layers`` blocks asks to merge, for ToMe's ``r``.
+
+    Args:
+        r (int | list[int] | tuple[int, float]): One number for every block,
+            one per block, or ``(r, inflect)``: a straight line through the
+            blocks from ``lo = int(r * (1 - inflect))`` to ``2 * r - lo``,
+            block i asking ``int(lo + i * (2 * r - 2 * lo) / (num_layers - 1))``
+            in ToMe's floating-point order (``step * i``), so the schedules equal
+            those of its ``parse_r``. ``inflect`` in [-1, 1]: -1 decreasing
+            (2r to 0), 0 constant, 1 increasing (0 to 2r); about
+            ``r * num_layers`` in all.
+        num_layers (int): Blocks of the backbone (>= 2 for a tuple).
+
+    Returns:
+        list[int]: ``num_layers`` values (before the N // 2 cap of
+        :func:`merge_schedule`).
+    """
+    if isinstance(r, int):
+        return [r] * num_layers
+    if isinstance(r, list):
+        return list(r)
+    if num_layers < 2:
+        raise ValueError(f'ToMe r={r!r} spreads r over the blocks: it needs >= 2 blocks, '
+                         f'the backbone has {num_layers} (allowed there: an int or a list)')
+    r, inflect = r
+    lo = int(r * (1.0 - inflect))
+    step = (2 * r - 2 * lo) / (num_layers - 1)
+    return [int(lo + step * i) for i in range(num_layers)]
+
+
 def merge_schedule(r: Sequence[int], num_patches: int) -> list:
     """Tokens each block merges when block i asks ``r[i]`` and the first block
     sees ``num_patches`` patch tokens: ``min(r_i, N_i // 2)``, N_{i+1} = N_i - merged."""
@@ -80,19 +113,30 @@ class ToMe(TokenReduction):
     on the merged tokens, and the following blocks on fewer tokens.
 
     Args:
-        r (int | Sequence[int]): Tokens merged per block: one number for
-            every block, or one per block. Defaults to 8.
+        r (int | list[int] | tuple[int, float]): Tokens merged per block:
+            one number for every block, a list with one per block, or the
+            pair ``(r, inflect)`` of ToMe's schedules, inflect in [-1, 1]
+            (see :func:`per_block_r`). Defaults to 8.
         prop_attn (bool): Proportional attention (``log(size)`` added to the
             logits). Defaults to True, as ToMe's off-the-shelf use.
     """
 
-    def __init__(self, r: Union[int, Sequence[int]] = 8, prop_attn: bool = True):
+    def __init__(self, r: Union[int, List[int], Tuple[int, float]] = 8, prop_attn: bool = True):
         super().__init__()
-        values = r if isinstance(r, (list, tuple)) else [r]
-        if not values:
-            raise ValueError(f'ToMe r={r!r} must be an int >= 0 or a non-empty list of them')
-        for index, value in enumerate(values):
-            check_int(value, 'ToMe r' if values is not r else f'ToMe r[{index}]', minimum=0)
+        if isinstance(r, tuple):
+            if len(r) != 2:
+                raise ValueError(f'ToMe r={r!r} must be a pair (r, inflect) (one value per '
+                                 'block is a list)')
+            check_int(r[0], 'ToMe r[0]', minimum=0)
+            check_number(r[1], 'ToMe r[1]', -1, 1)
+        elif isinstance(r, list):
+            if not r:
+                raise ValueError('ToMe r=[] must be an int >= 0, a non-empty list of them '
+                                 'or a pair (r, inflect)')
+            for index, value in enumerate(r):
+                check_int(value, f'ToMe r[{index}]', minimum=0)
+        else:
+            check_int(r, 'ToMe r', minimum=0)
         self.r = r
         self.prop_attn = prop_attn
 
@@ -100,10 +144,11 @@ class ToMe(TokenReduction):
         """Refuse a per-block ``r`` of another length; log once, with the
         effective schedule, when blocks of the configured input merge fewer
         tokens than ``r`` asks."""
-        if not isinstance(self.r, int) and len(self.r) != num_layers:
-            raise ValueError(f'ToMe r={list(self.r)} gives {len(self.r)} values, the backbone '
-                             f'has {num_layers} blocks (allowed: an int or {num_layers} ints)')
-        wanted = [self.r] * num_layers if isinstance(self.r, int) else list(self.r)
+        if isinstance(self.r, list) and len(self.r) != num_layers:
+            raise ValueError(f'ToMe r={self.r} gives {len(self.r)} values, the backbone '
+                             f'has {num_layers} blocks (allowed: an int, {num_layers} ints '
+                             'or a pair (r, inflect))')
+        wanted = per_block_r(self.r, num_layers)
         merged = merge_schedule(wanted, num_patches)
         if merged != wanted:
             MMLogger.get_current_instance().warning(
@@ -121,8 +166,9 @@ class ToMe(TokenReduction):
 
     def reduce(self, index: int, x: torch.Tensor, metric: torch.Tensor,
                state: ReductionPass) -> torch.Tensor:
-        r = self.r if isinstance(self.r, int) else self.r[index]
-        r = min(r, (x.shape[1] - state.num_prefix_tokens) // 2)
+        r = min(
+            per_block_r(self.r, state.num_layers)[index],
+            (x.shape[1] - state.num_prefix_tokens) // 2)
         if r <= 0:
             return x
         merge = bipartite_soft_matching(metric, r, state.num_prefix_tokens)

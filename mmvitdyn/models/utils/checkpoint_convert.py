@@ -43,6 +43,12 @@ Formats, as :func:`detect_format` names them:
   prefix) has no final norm and a pyramid ``fpn1`` .. ``fpn4``, which becomes
   ``pyramid.resamplers.{0..3}`` (``final_norm=False``,
   ``pyramid=dict(type='RescalePyramid')``).
+- ``'dynamicvit'``: the official DynamicViT code (github.com/raoyongming/DynamicViT,
+  ``models/dyvit.py``, its DeiT models): a timm ViT plus the prediction
+  modules ``score_predictor.{k}`` (``in_conv.0`` LayerNorm, ``in_conv.1``
+  Linear(C, C), ``out_conv.{0, 2, 4}`` Linear C -> C/2 -> C/4 -> 2), which
+  become ``predictors.{k}.{norm, embed, mlp.0, mlp.2, mlp.4}`` of our
+  :class:`DynamicViT`. Its LV-ViT, Swin and ConvNeXt models are refused.
 
 Keys a converter does not know are passed through unchanged, so the loader
 reports them; features our ViT cannot compute raise a ``ValueError``.
@@ -66,7 +72,7 @@ VIT_PARAM_GROUPS = dict(
 
 StateDict = Dict[str, torch.Tensor]
 
-FORMATS = ('mmvitdyn', 'timm', 'jax', 'mmpretrain', 'dyt', 'dinov2', 'openai_clip')
+FORMATS = ('mmvitdyn', 'timm', 'jax', 'mmpretrain', 'dyt', 'dinov2', 'openai_clip', 'dynamicvit')
 
 # Key fragments (matched against '.' + key) of variants our ViT does not compute.
 TIMM_UNSUPPORTED = {
@@ -102,6 +108,18 @@ DYT_RENAMES = (
     # The segmentation backbone's pyramid, ViT(pyramid=dict(type='RescalePyramid')).
     *((rf'^fpn{j + 1}\.', f'pyramid.resamplers.{j}.') for j in range(4)),
 )
+
+# The official DynamicViT's prediction modules (PredictorLG) -> our TokenPredictor.
+DYNAMICVIT_RENAMES = (
+    (r'^score_predictor\.(\d+)\.in_conv\.0\.(weight|bias)$', r'predictors.\1.norm.\2'),
+    (r'^score_predictor\.(\d+)\.in_conv\.1\.(weight|bias)$', r'predictors.\1.embed.\2'),
+    (r'^score_predictor\.(\d+)\.out_conv\.([024])\.(weight|bias)$', r'predictors.\1.mlp.\2.\3'),
+)
+# Every key of the official DynamicViT's DeiT models after renaming.
+DYNAMICVIT_KEY = re.compile(
+    r'^(cls_token|pos_embed|(patch_embed\.proj|norm|head)\.(weight|bias)|'
+    r'blocks\.\d+\.(norm1|attn\.qkv|attn\.proj|norm2|mlp\.fc1|mlp\.fc2)\.'
+    r'(weight|bias)|predictors\.\d+\.(norm|embed|mlp\.[024])\.(weight|bias))$')
 
 DINOV2_UNSUPPORTED = {'.mlp.w12.': 'a SwiGLU MLP (ViT-g/14)', '.mlp.w3.': 'a SwiGLU MLP (ViT-g/14)'}
 DINOV2_RENAMES = (
@@ -142,6 +160,8 @@ def detect_format(state_dict: Mapping[str, Any]) -> str:
         return 'mmpretrain'
     if any('.adaptmlp.' in k or '.mlp_token_select.' in k for k in keys):
         return 'dyt'
+    if any(k.startswith('score_predictor.') for k in keys):
+        return 'dynamicvit'
     if any(k.startswith('blocks.') and is_dyt_param(k) for k in keys):
         return 'mmvitdyn'
     clip_blocks = any(OPENAI_CLIP_MARKER.match(k) for k in keys)
@@ -329,6 +349,30 @@ def convert_dyt(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     return convert_timm(renamed)
 
 
+def convert_dynamicvit(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
+    """Official DynamicViT checkpoint of a DeiT (``model`` wrapper removed) -> mmvitdyn.
+
+    ``score_predictor.{k}.in_conv.0`` becomes ``predictors.{k}.norm``,
+    ``in_conv.1`` ``predictors.{k}.embed`` and ``out_conv.{0, 2, 4}``
+    ``predictors.{k}.mlp.{0, 2, 4}``; the ViT part is timm's. The result
+    loads into a :class:`DynamicViT` with as many ``prune_loc`` entries as
+    predictors (the official DeiT runs: blocks 3, 6, 9); its adapters start new.
+
+    Raises:
+        ValueError: Keys outside the official DeiT models (named: e.g. an
+            LV-ViT, Swin or ConvNeXt DynamicViT).
+    """
+    names = {k: _rename(k, DYNAMICVIT_RENAMES) for k in state_dict}
+    unknown = [k for k, name in names.items() if not DYNAMICVIT_KEY.match(name)]
+    if unknown:
+        raise ValueError(
+            f'DynamicViT checkpoint keys {unknown[:8]}{" ..." if len(unknown) > 8 else ""} are '
+            'not parts of its DeiT models (models/dyvit.py: a timm ViT and score_predictor.{k}.'
+            '{in_conv.0, in_conv.1, out_conv.0, out_conv.2, out_conv.4}); its LV-ViT, Swin '
+            'and ConvNeXt models are not supported')
+    return convert_timm({names[k]: v for k, v in state_dict.items()})
+
+
 def _as_tensor(value: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
@@ -418,6 +462,7 @@ CONVERTERS = {
     'dyt': convert_dyt,
     'dinov2': convert_dinov2,
     'openai_clip': convert_openai_clip,
+    'dynamicvit': convert_dynamicvit,
 }
 
 
@@ -443,9 +488,9 @@ def to_classifier(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     Backbone tensors go under ``backbone.``; a linear ``head.{weight,bias}``
     becomes ``head.fc.*`` (mmpretrain's ``LinearClsHead``); other non-backbone
     tensors (``pre_logits``, ``head_dist``, ...) are dropped. The result loads
-    with ``load_from`` into a classifier with a ViT / DyTViT backbone.
+    with ``load_from`` into a classifier with a ViT / DyTViT / DynamicViT backbone.
     """
-    backbone = re.compile('|'.join([*VIT_PARAM_GROUPS.values(), r'^norm\.']))
+    backbone = re.compile('|'.join([*VIT_PARAM_GROUPS.values(), r'^norm\.', r'^predictors\.']))
     out = {f'backbone.{k}': v for k, v in state_dict.items() if backbone.match(k)}
     for name in ('weight', 'bias'):
         if f'head.{name}' in state_dict:
@@ -471,7 +516,9 @@ def describe_checkpoint(state_dict: Mapping[str, torch.Tensor],
         need: ``keep_layers`` (first dispatched block; None without
         dispatchers), ``adapter_scale`` ('learnable' when stored, else None:
         a fixed scale is not stored) and ``adapter_layer_norm`` (True when the
-        adapters hold a LayerNorm: ``adapter_cfg.layer_norm`` 'in' or 'out').
+        adapters hold a LayerNorm: ``adapter_cfg.layer_norm`` 'in' or 'out');
+        ``num_predictors``: DynamicViT's prediction modules (``prune_loc``
+        needs as many entries).
     """
     patch = state_dict['patch_embed.proj.weight']
     layers = sorted(
@@ -504,4 +551,6 @@ def describe_checkpoint(state_dict: Mapping[str, torch.Tensor],
         keep_layers=min((int(m.group(1)) for m in gates), default=None),
         adapter_scale=LEARNABLE_SCALE if 'blocks.0.adapter.scale' in state_dict else None,
         adapter_layer_norm='blocks.0.adapter.norm.weight' in state_dict,
+        num_predictors=sum(
+            bool(re.match(r'^predictors\.\d+\.embed\.weight$', k)) for k in state_dict),
     )

@@ -1,7 +1,10 @@
 import copy
+import warnings
 
 import pytest
 import torch
+from mmengine.optim import AmpOptimWrapper, OptimWrapper
+from mmengine.optim.optimizer import amp_optimizer_wrapper
 
 import mmvitdyn  # noqa: F401
 from helpers.classifiers import dyt_classifier as build
@@ -9,6 +12,7 @@ from helpers.classifiers import labelled_batch as batch
 from helpers.classifiers import sgd
 from helpers.dyt import dyt_param_names, spread_gates
 from helpers.models import TINY_ARCH, tiny_backbone_cfg
+from mmvitdyn.models.classifiers.dyt_classifier import backward_now
 
 
 def test_train_step_logs_every_term_and_rates():
@@ -64,29 +68,113 @@ def test_each_term_can_be_switched_off(switch, absent):
     assert absent not in log and 'loss_cls' in log
 
 
+def trainable(model):
+    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def sgd_on_the_single_graph_loss(model, iterations, accumulate=1):
+    """Trainable weights after plain SGD (lr 1) on ``model.loss()`` (both passes in one
+    graph), written out: the loss of iteration i (batch and noise seeded by i) divided
+    by its accumulation factor, a step after every ``accumulate`` iterations and after
+    the last; the iterations after the last full group (the remainder) share a factor."""
+    full = iterations - iterations % accumulate
+    for i in range(iterations):
+        factor = accumulate if i < full else iterations - full
+        data = model.data_preprocessor(batch(seed=i), True)
+        torch.manual_seed(10 + i)
+        losses = model.loss(data['inputs'], data['data_samples'])
+        (sum(v for k, v in losses.items() if k.startswith('loss')) / factor).backward()
+        if (i + 1) % accumulate == 0 or i + 1 == iterations:
+            with torch.no_grad():
+                for param in model.parameters():
+                    if param.grad is not None:
+                        param -= param.grad
+                        param.grad = None
+    return trainable(model)
+
+
+def two_pass_steps(model, optim_wrapper, iterations):
+    """Trainable weights after ``iterations`` of ``train_step`` (batch and noise seeded
+    as in :func:`sgd_on_the_single_graph_loss`)."""
+    optim_wrapper.initialize_count_status(model, 0, iterations)
+    for i in range(iterations):
+        torch.manual_seed(10 + i)
+        model.train_step(batch(seed=i), optim_wrapper)
+    return trainable(model)
+
+
+def assert_moved_alike(actual, expected, start, rtol=1e-4):
+    """Every trainable weight moved, and as far as in ``expected`` (to ``rtol`` of its move)."""
+    assert actual.keys() == expected.keys() == start.keys()
+    for name in start:
+        move = expected[name] - start[name]
+        assert float(move.abs().max()) > 1e-6, f'{name} did not move'
+        error = (actual[name] - start[name] - move).norm() / move.norm()
+        assert float(error) < rtol, f'{name}: relative error {float(error):.2e} of its move'
+
+
+class ScaleInBackward(OptimWrapper):
+    """Scales the loss inside ``backward`` and unscales the gradients in ``step``, as
+    mmengine's ApexOptimWrapper does through apex: it has no ``loss_scaler``."""
+    scale = 1024.0
+
+    def backward(self, loss, **kwargs):
+        super().backward(loss * self.scale, **kwargs)
+
+    def step(self, **kwargs):
+        for group in self.optimizer.param_groups:
+            for param in group['params']:
+                if param.grad is not None:
+                    param.grad.div_(self.scale)
+        super().step(**kwargs)
+
+
 @pytest.mark.parametrize(
     'switch', [dict(), dict(complete_loss=False)], ids=['complete-CE', 'teacher-only'])
 def test_two_pass_step_updates_like_the_single_graph_loss(switch):
     """Back-propagating the complete pass first (or, as a mere teacher, building no
     graph for it) changes memory and time, not gradients."""
     model = build(**switch)
-    reference = copy.deepcopy(model)
-    data = batch()
-    torch.manual_seed(5)
-    model.train_step(copy.deepcopy(data), sgd(model))
+    reference, start = copy.deepcopy(model), trainable(model)
+    actual = two_pass_steps(model, sgd(model), 1)
+    assert_moved_alike(actual, sgd_on_the_single_graph_loss(reference, 1), start)
 
-    torch.manual_seed(5)
-    wrapper = sgd(reference)
-    processed = reference.data_preprocessor(copy.deepcopy(data), True)
-    losses = reference.loss(processed['inputs'], processed['data_samples'])
-    parsed, _ = reference.parse_losses(losses)
-    wrapper.update_params(parsed)
 
-    moved = 0
-    for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
-        torch.testing.assert_close(p, q, atol=1e-6, rtol=1e-5, msg=name)
-        moved += int(p.requires_grad)
-    assert moved > 0
+def test_two_pass_step_accumulates_like_the_single_graph_loss():
+    """Three iterations accumulated by 2, through a wrapper that scales the loss in
+    ``backward``: a step after the second iteration (losses halved) and after the third
+    (the remainder, its loss whole). The complete pass's loss goes through the
+    wrapper's scaling and counts no iteration of its own."""
+    model = build()
+    reference, start = copy.deepcopy(model), trainable(model)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optim_wrapper = ScaleInBackward(torch.optim.SGD(params, lr=1.0), accumulative_counts=2)
+    actual = two_pass_steps(model, optim_wrapper, 3)
+    assert optim_wrapper._inner_count == 3
+    assert_moved_alike(actual, sgd_on_the_single_graph_loss(reference, 3, accumulate=2), start)
+
+
+def test_two_pass_step_under_amp_scales_both_passes(monkeypatch):
+    """mmengine's AmpOptimWrapper on the CPU (bfloat16 autocast, a CPU GradScaler of
+    scale 1024): its step unscales the complete pass's gradients as well."""
+    monkeypatch.setattr(amp_optimizer_wrapper, 'is_cuda_available', lambda: True)
+    model = build()
+    reference, start = copy.deepcopy(model), trainable(model)
+    params = [p for p in model.parameters() if p.requires_grad]
+    with warnings.catch_warnings():  # its CUDA GradScaler disables itself: replaced below
+        warnings.simplefilter('ignore')
+        optim_wrapper = AmpOptimWrapper(optimizer=torch.optim.SGD(params, lr=1.0), dtype='bfloat16')
+    optim_wrapper.loss_scaler = torch.amp.GradScaler('cpu', init_scale=1024.0)
+    actual = two_pass_steps(model, optim_wrapper, 1)
+    with optim_wrapper.optim_context(reference):  # the same autocast
+        expected = sgd_on_the_single_graph_loss(reference, 1)
+    assert_moved_alike(actual, expected, start, rtol=3e-2)  # bfloat16 sums: 4e-3 here
+
+
+def test_two_pass_step_refuses_what_is_not_an_optim_wrapper():
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    with pytest.raises(TypeError, match='optim_wrapper is a SGD: the two-pass step'):
+        backward_now(optimizer, torch.zeros(()))
 
 
 def test_frozen_backbone_weights_do_not_move():

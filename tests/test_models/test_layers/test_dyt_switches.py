@@ -143,38 +143,67 @@ def build_classifier(**kwargs):
     return model
 
 
-def set_masks(model, active_per_image):
-    """Block i + 1 gets masks with ``active_per_image[i]`` active patch tokens per image."""
-    for block, active in zip(model.backbone.blocks[1:], active_per_image):
-        mask = torch.zeros(2, 1 + PATCHES)
-        mask[:, :1 + active] = 1.  # class token always active
+def set_masks(model, active):
+    """Block i + 1 gets an MLP mask whose image b has ``active[i][b]`` active patch
+    tokens, at positions drawn at random (the class token is always active)."""
+    gen = torch.Generator().manual_seed(0)
+    for block, counts in zip(model.backbone.blocks[1:], active):
+        mask = torch.zeros(len(counts), 1 + PATCHES)
+        mask[:, 0] = 1.
+        for image, count in enumerate(counts):
+            mask[image, 1 + torch.randperm(PATCHES, generator=gen)[:count]] = 1.
         block.masks = {'mlp': mask}
 
 
 @pytest.mark.parametrize(
     'per,hinge',
     [
-        # Layer rates 4/16 and 10/16 against 0.5: max(0, 0.25) + max(0, -0.125).
-        ('layer', 0.25),
-        # Every inactive patch token counts 0.5: (12 + 6) per image, 2 images.
-        ('token', 0.5 * (12 + 6) * 2),
+        # Rates per image, blocks 1 and 2, against 0.5:
+        # max(0, .5 - 2/16) + max(0, .5 - 10/16) + max(0, .5 - 13/16) + max(0, .5 - 5/16).
+        ('image_layer', 0.375 + 0 + 0 + 0.1875),
+        # Rates per block over both images: max(0, .5 - 12/32) + max(0, .5 - 18/32).
+        ('layer', 0.125 + 0),
+        # Every inactive patch token counts 0.5: (14 + 6) in block 1, (3 + 11) in block 2.
+        ('token', 0.5 * (14 + 6 + 3 + 11)),
     ])
 def test_minimum_activation_hinge_by_hand(per, hinge):
     model = build_classifier(
         rate_loss_weight=2.0, token_minimal=0.5, token_minimal_weight=0.5, token_minimal_per=per)
-    set_masks(model, (4, 10))
+    set_masks(model, ((2, 10), (13, 5)))  # active patch tokens of images 0 and 1
     terms = model.rate_terms()
     assert terms['loss_rate_min'].item() == pytest.approx(2.0 * 0.5 * hinge)
-    mean = (4 + 10) / (2 * PATCHES)  # over the dispatched blocks 1 and 2 only
+    mean = (2 + 10 + 13 + 5) / (4 * PATCHES)  # over the dispatched blocks 1 and 2 only
     assert terms['loss_rate'].item() == pytest.approx(2.0 * (mean - 0.5)**2)
     assert set(terms) == {
         'loss_rate', 'loss_rate_min', 'act_rate', 'act_rate/1.mlp', 'act_rate/2.mlp'
     }
 
 
+@pytest.mark.parametrize(
+    'per,hinge',
+    [
+        # Image 0 keeps none of its 16 tokens in block 2: max(0, 0.1 - 0).
+        ('image_layer', 0.1),
+        # Block 2's rate over the batch is 16/32 = 0.5 >= 0.1.
+        ('layer', 0.0),
+        # Each of image 0's 16 skipped tokens counts 0.1.
+        ('token', 16 * 0.1),
+    ])
+def test_minimum_activation_hinge_of_an_image_that_skips_a_layer(per, hinge):
+    """Two images, one with no active token in a layer, one with all active."""
+    model = build_classifier(token_minimal=0.1, token_minimal_weight=1.0, token_minimal_per=per)
+    set_masks(model, ((PATCHES, PATCHES), (0, PATCHES)))
+    assert model.min_rate_loss().item() == pytest.approx(hinge)
+    assert model.rate_terms()['loss_rate_min'].item() == pytest.approx(2.0 * hinge)
+
+
+def test_the_hinge_is_per_image_and_layer_by_default():
+    assert build_classifier().token_minimal_per == 'image_layer'
+
+
 def test_minimum_activation_hinge_off_by_default_and_raises_low_rates():
     model = build_classifier()
-    set_masks(model, (0, 0))
+    set_masks(model, ((0, 0), (0, 0)))
     assert 'loss_rate_min' not in model.rate_terms()
     model = build_classifier(token_minimal=0.9, token_minimal_weight=1.0)
     backbone = model.backbone.train()
@@ -202,10 +231,11 @@ def test_bad_backbone_switches_name_the_field(kwargs, field):
 
 
 @pytest.mark.parametrize('kwargs,message', [
-    (dict(token_minimal=1.5), r'token_minimal=1.5 must lie in \[0, 1\]'),
-    (dict(token_minimal_weight=-1.0), 'token_minimal_weight=-1.0 must be >= 0'),
+    (dict(token_minimal=1.5), r'token_minimal=1.5 must be a finite number in \[0, 1\]'),
+    (dict(token_minimal_weight=-1.0), 'token_minimal_weight=-1.0 must be a finite number >= 0'),
+    (dict(rate_loss_weight=-2.0), 'rate_loss_weight=-2.0 must be a finite number >= 0'),
     (dict(token_minimal_per='image'),
-     r"token_minimal_per='image' is not one of \('layer', 'token'\)"),
+     r"token_minimal_per='image' is not one of \('image_layer', 'layer', 'token'\)"),
 ])
 def test_bad_hinge_settings_name_the_field(kwargs, message):
     with pytest.raises(ValueError, match=message):

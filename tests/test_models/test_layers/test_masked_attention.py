@@ -1,7 +1,8 @@
 """The masked softmax attention of DyT's attention dispatch and DynamicViT's policy."""
+import pytest
 import torch
 
-from mmvitdyn.models.layers import Attention, PolicyAttention
+from mmvitdyn.models.layers import Attention, DyTBlock, PolicyAttention
 from mmvitdyn.models.layers.dispatch_ops import masked_attention, packed_attention
 
 
@@ -96,3 +97,62 @@ def test_masked_attention_ignores_a_skipped_key_scoring_far_above_the_rest():
     assert float(x[0, 0] @ x[0, 3] / 8**0.5 - scores[0].max()) > 100
     torch.testing.assert_close(masked[0, :3], expected, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(masked, packed, atol=1e-5, rtol=1e-5)
+
+
+def reference_dyt_block(block, x, dispatch):
+    """A DyTBlock with attention dispatch ('attn', 'attn_mlp', 'layer') in training, without
+    Gumbel noise, in plain torch: straight-through masks ``hard - soft.detach() + soft``
+    with ``soft = sigmoid(logit / tau)``, the exact masked softmax of :func:`reference`."""
+
+    def mask(part, tokens):
+        dispatcher = block.dispatchers[part]
+        logits = tokens @ dispatcher.gate.weight.T + dispatcher.gate.bias
+        soft = torch.sigmoid(logits[:, 1:, 0] / dispatcher.tau)
+        hard = (soft > 0.5).float()
+        return torch.cat([torch.ones(len(tokens), 1), hard - soft.detach() + soft], 1)
+
+    attn_mask = mask('layer' if dispatch == 'layer' else 'attn', x)
+    attn_out, scores = reference(block.attn, block.norm1(x), attn_mask[:, None, None, :])
+    x = x + attn_out * attn_mask[..., None]
+    if dispatch == 'attn':
+        mlp_mask = torch.ones_like(attn_mask)
+    else:
+        mlp_mask = attn_mask if dispatch == 'layer' else mask('mlp', x)
+    out = x + block.mlp(block.norm2(x)) * mlp_mask[..., None] + block.adapter(x)
+    return out, scores, attn_mask
+
+
+@pytest.mark.parametrize('dispatch', ['attn', 'attn_mlp', 'layer'])
+def test_dyt_block_gradients_are_those_of_the_exact_masked_block(dispatch):
+    """Every variant that gates the attention: outputs and the gradients of all
+    parameters (dispatchers included) equal those of the block written out with the
+    exact masked softmax, where inactive keys score above every active one."""
+    torch.manual_seed(0)
+    block = DyTBlock(
+        dispatch=dispatch,
+        dispatcher_cfg=dict(gumbel=False),
+        adapter_cfg=dict(bottleneck=4, scale=1.0, dropout=0.0),
+        dim=16,
+        num_heads=2,
+        mlp_hidden_dim=32).train()
+    with torch.no_grad():
+        block.attn.qkv.weight.mul_(3)  # peaked attention: scores spread over several units
+        block.adapter.up.weight.normal_(std=0.3)
+        for dispatcher in block.dispatchers.values():
+            dispatcher.gate.weight.normal_(std=0.5)
+    x = torch.randn(2, 9, 16)
+    weights = torch.randn(2, 9, 16)  # loss sum(w * out^2): every output element counts
+    out = block(x)
+    (weights * out**2).sum().backward()
+    grads = {n: p.grad.clone() for n, p in block.named_parameters()}
+    block.zero_grad()
+    expected, scores, attn_mask = reference_dyt_block(block, x, dispatch)
+    (weights * expected**2).sum().backward()
+    active = attn_mask.detach()
+    assert 0 < active[:, 1:].mean() < 1
+    inactive_keys = (active == 0)[:, None, None, :].expand_as(scores)
+    top_is_inactive = inactive_keys.gather(-1, scores.argmax(-1, keepdim=True))[..., 0]
+    assert bool((top_is_inactive & (active[:, None, :] == 1)).any())  # for an active query
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    for name, param in block.named_parameters():
+        torch.testing.assert_close(grads[name], param.grad, atol=1e-4, rtol=1e-4, msg=name)

@@ -16,11 +16,18 @@ from mmvitdyn.models import DyTViT
 PATCHES = 16  # the tiny 4 x 4 grid; 17 tokens with the class token
 
 
-def evit(**kwargs):
+def evit(out_type='cls_token', **kwargs):
+    """Non-zero adapters, so they change the tokens, and peaked attention whose heads
+    disagree: at the init's std 0.02 the class token's attention is within 0.0015 of
+    the uniform 1 / 17 in every head, and averaging the heads' logits instead of their
+    attention moves it by 5e-6 only; at std 0.1 it peaks at 0.34, heads differ by up
+    to 0.22 and the two averages by 3e-3."""
     torch.manual_seed(3)
-    model = tiny(DyTViT, dispatch=None, token_reduction=dict(type='EViT', **kwargs))
-    for block in model.blocks:  # non-zero adapters, so they change the tokens
+    model = tiny(
+        DyTViT, dispatch=None, out_type=out_type, token_reduction=dict(type='EViT', **kwargs))
+    for block in model.blocks:
         torch.nn.init.normal_(block.adapter.up.weight, std=0.1)
+        torch.nn.init.normal_(block.attn.qkv.weight, std=0.1)
     return model
 
 
@@ -39,41 +46,57 @@ def test_tokens_after_each_block_follow_the_settings(keep_rate, locations, fuse,
     assert out.shape == (2, TINY_ARCH['embed_dims'])
 
 
-def reference_evit_forward(model, x, keep_rate, locations):
-    """The AdaptFormer + EViT backbone in plain torch, one image at a time."""
-    outs = []
-    for image in x:
-        tokens = model.embed(image[None])[0][0]
-        for index, block in enumerate(model.blocks):
-            attn = block.attn
-            h = block.norm1(tokens)
-            qkv = attn.qkv(h).view(len(h), 3, attn.num_heads, attn.head_dim)
-            q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]  # (N, H, D)
-            weights = (torch.einsum('nhd,mhd->hnm', q, k) / math.sqrt(attn.head_dim)).softmax(-1)
-            heads = torch.einsum('hnm,mhd->nhd', weights, v).reshape(len(h), -1)
-            tokens = tokens + attn.proj(heads)
-            if index in locations:
-                attentiveness = weights[:, 0, 1:].mean(0)  # class token -> patches
-                ranked = sorted(range(len(attentiveness)), key=lambda i: -attentiveness[i])
-                keep = math.ceil(keep_rate * len(ranked))
-                patches = tokens[1:]
-                fused = sum(attentiveness[i] * patches[i] for i in ranked[keep:])
-                tokens = torch.stack([tokens[0]] + [patches[i] for i in ranked[:keep]] + [fused])
-            tokens = tokens + block.mlp(block.norm2(tokens)) + block.adapter(tokens)
-        outs.append(model.norm(tokens)[0])
-    return torch.stack(outs)
+def reference_evit(model, image, keep_rate, locations):
+    """The AdaptFormer + EViT backbone in plain torch on one image (3, H, W): its
+    tokens after the final norm (N', C)."""
+    tokens = model.embed(image[None])[0][0]
+    for index, block in enumerate(model.blocks):
+        attn = block.attn
+        h = block.norm1(tokens)
+        qkv = attn.qkv(h).view(len(h), 3, attn.num_heads, attn.head_dim)
+        q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]  # (N, H, D)
+        weights = (torch.einsum('nhd,mhd->hnm', q, k) / math.sqrt(attn.head_dim)).softmax(-1)
+        heads = torch.einsum('hnm,mhd->nhd', weights, v).reshape(len(h), -1)
+        tokens = tokens + attn.proj(heads)
+        if index in locations:
+            attentiveness = weights[:, 0, 1:].mean(0)  # class token -> patches
+            ranked = sorted(range(len(attentiveness)), key=lambda i: -attentiveness[i])
+            keep = math.ceil(keep_rate * len(ranked))
+            patches = tokens[1:]
+            fused = sum(attentiveness[i] * patches[i] for i in ranked[keep:])
+            tokens = torch.stack([tokens[0]] + [patches[i] for i in ranked[:keep]] + [fused])
+        tokens = tokens + block.mlp(block.norm2(tokens)) + block.adapter(tokens)
+    return model.norm(tokens)
 
 
-@pytest.mark.parametrize('keep_rate, locations', [(0.7, (0, 2)), (0.4, (1, 2))])
-def test_fast_path_equals_a_plain_torch_reference(keep_rate, locations):
+@pytest.mark.parametrize('keep_rate, locations, size, counts', [
+    (0.7, (0, 2), 32, [1 + 13, 1 + 13, 1 + 11]),
+    (0.4, (1, 2), 32, [17, 1 + 8, 1 + 5]),
+    (0.7, (0, 1, 2), (24, 40), [1 + 12, 1 + 10, 1 + 8]),
+])
+def test_fast_path_equals_a_plain_torch_reference(keep_rate, locations, size, counts):
+    """16 and 15 (odd) patches: 15 -> ceil(10.5) = 11 + 1 fused -> 9 + 1 -> 7 + 1."""
     model = evit(keep_rate=keep_rate, locations=locations)
-    x = images(3)
+    x = images(3, size=size)
     with torch.no_grad():
         out, = model(x)
-        expected = reference_evit_forward(model, x, keep_rate, locations)
+        assert model.last_reduction.token_counts == counts
+        expected = torch.stack([reference_evit(model, im, keep_rate, locations)[0] for im in x])
         torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
         model.token_reduction = None
         assert (model(x)[0] - out).abs().max() > 1e-3  # the reduction changes the output
+
+
+def test_average_pooling_is_the_mean_of_the_kept_and_fused_tokens():
+    """out_type='avg_featmap': EViT's tokens carry no patch counts; the fused token
+    counts as one token."""
+    model = evit(keep_rate=0.5, locations=(0, 2), out_type='avg_featmap')
+    x = images(3, size=(24, 40))
+    with torch.no_grad():
+        out, = model(x)
+        expected = torch.stack([reference_evit(model, im, 0.5, (0, 2))[1:].mean(0) for im in x])
+    assert model.last_reduction.token_counts == [1 + 8 + 1, 1 + 9, 1 + 5 + 1]
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize('dispatch', [None, 'mlp'])

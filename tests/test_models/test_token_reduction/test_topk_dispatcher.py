@@ -65,7 +65,7 @@ def test_straight_through_gradient_is_the_sigmoid_of_the_logit():
 
 
 @pytest.mark.parametrize('kwargs,message', [
-    (dict(mode='bottom'), "mode='bottom' is not one of ('threshold', 'topk')"),
+    (dict(mode='bottom'), "mode='bottom' is not one of ('threshold', 'topk', 'soft_topk')"),
     (dict(mode='topk'), 'keep_rate=None must be a finite number in (0, 1]'),
     (dict(mode='topk', keep_rate=1.5), 'keep_rate=1.5 must be a finite number in (0, 1]'),
     (dict(keep_rate=0.5), "keep_rate=0.5 is only for mode='topk'"),

@@ -322,7 +322,8 @@ def test_describe_checkpoint():
             },
             keep_layers=0,
             adapter_scale=None,
-            adapter_layer_norm=False)
+            adapter_layer_norm=False,
+            num_predictors=0)
 
 
 @pytest.mark.parametrize('dispatch,parts', [('mlp', ('mlp', )), ('attn_mlp', ('attn', 'mlp'))])

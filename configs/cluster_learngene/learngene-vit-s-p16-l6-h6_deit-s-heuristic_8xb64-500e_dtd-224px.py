@@ -1,0 +1,10 @@
+# Heuristic-Learngene row of the review answer R4 (2) on DTD: the 6-layer
+# descendant of learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_dtd-224px
+# initialised from DeiT-S's last three blocks in its layers 3-5, as on the other
+# data sets (e.g.
+# learngene-vit-s-p16-l6-h6_deit-s-heuristic_8xb64-500e_cub-224px). The
+# learngene: see deit-s-p16_ancestry_in1k-224px.py.
+_base_ = ['./learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_dtd-224px.py']
+model = dict(
+    backbone=dict(
+        init_mode='heuristic', learngene='checkpoints/heuristic-learngene_deit-s-p16_in1k.pth'))

@@ -1,0 +1,22 @@
+# DyT-top-K on CIFAR-100 as the DyT authors' review ran it: the token
+# dispatcher replaced by the soft top-K of Conditional Adapters (CoDA, Lei et
+# al. 2023). Every dispatcher keeps the round(r * 196) = 98 patch tokens with
+# the largest gate logits (r = target_rate = 0.5), and their MLP outputs are
+# scaled by CoDA's soft top-k weights lambda (in training and at inference);
+# the gate learns through lambda. Everything else is the DyT CIFAR-100 run.
+# The hard top-k with DyT's straight-through gradient is
+# vit-base-p16-dyt-topk_d64_8xb128-100e_cifar100-224px.py.
+_base_ = ['./vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py']
+model = dict(
+    # A fixed count needs no rate loss.
+    rate_loss_weight=0.0,
+    backbone=dict(
+        dispatcher_cfg=dict(
+            mode='soft_topk',
+            gumbel=False,  # CoDA's operator is deterministic
+            # The review gives neither epsilon nor the rounds: CoDA's 20
+            # rounds with epsilon-scaling from 4 (x0.7 a round), and an epsilon
+            # inside the 0.02-1 range CoDA tuned per task.
+            epsilon=0.1,
+            iterations=20,
+            epsilon_start=4.0)))

@@ -1,0 +1,235 @@
+"""The Cluster-Learngene learngene of a LeViT ancestry (mmpretrain's ``LeViT``).
+
+Per stage: the MAD table of its attention blocks, every attention block
+condensed to its head centroids (priority order), the stage's FFN groups
+(inside the stage: widths change between stages) and, before every stage
+but the first, the subsample attention and its MLP, whole, with their MAD.
+Plus the convolutional stem. LeViT computes with ``LinearBatchNorm``
+layers (a bias-free linear map, then a BatchNorm): a centroid keeps its
+rows of the Q/K/V map with its BatchNorm channels (affine parameters and
+running statistics), its columns of W^O and its row of attention biases;
+the BatchNorm after W^O is the block's. The BatchNorm statistics are held
+with the weights, so that a descendant computes as the ancestry does in
+evaluation as well as in training.
+"""
+from dataclasses import dataclass, field
+from typing import ClassVar, Dict, List, Optional, Tuple
+
+import torch
+
+from ..file_format import (LearngeneFile, Tensors, expect_int, expect_tensor, expect_type,
+                           format_settings, require, validate_settings)
+from ..head_clustering import HeadCluster
+from .layers import (FFNGroup, StagedLearngene, expect_stage_lists, validate_clusters,
+                     validate_ffn_groups)
+
+# What the learngene records of the ancestry's architecture: lists of one
+# int per stage, and ints.
+PER_STAGE_KEYS = ('embed_dims', 'key_dims', 'num_heads', 'depths', 'resolutions')
+INT_KEYS = ('attn_ratio', 'mlp_ratio', 'patch_size')
+BN_KEYS = ('weight', 'bias', 'running_mean', 'running_var')
+# The entries of a LeViT attention's state that hold one slice per head, and
+# the axis the heads lie along: the rows of the Q/K/V map (per head: its
+# queries, keys and values) with their BatchNorm channels, the columns of
+# W^O, the rows of the attention-bias table.
+HEAD_AXES = {'qkv.linear.weight': 0, 'proj.1.linear.weight': 1, 'attention_biases': 0}
+HEAD_AXES.update({f'qkv.bn.{key}': 0 for key in BN_KEYS})
+
+
+def split_heads(tensor: torch.Tensor, num_heads: int, axis: int) -> torch.Tensor:
+    """(..., H * n, ...) with the heads along ``axis`` -> (H, ..., n, ...)."""
+    return tensor.unflatten(axis, (num_heads, -1)).movedim(axis, 0)
+
+
+def merge_heads(tensor: torch.Tensor, axis: int) -> torch.Tensor:
+    """Inverse of :func:`split_heads`: (H, ..., n, ...) -> (..., H * n, ...)."""
+    return tensor.movedim(0, axis).flatten(axis, axis + 1)
+
+
+def mlp_shapes(embed_dims: int, hidden: int) -> Dict[str, Tuple[int, ...]]:
+    """Key -> shape of a LeViT MLP's state (C -> F -> C, each map a
+    ``LinearBatchNorm``), BatchNorm statistics included."""
+    shapes = {'linear1.linear.weight': (hidden, embed_dims)}
+    shapes.update({f'linear1.bn.{key}': (hidden, ) for key in BN_KEYS})
+    shapes['linear2.linear.weight'] = (embed_dims, hidden)
+    shapes.update({f'linear2.bn.{key}': (embed_dims, ) for key in BN_KEYS})
+    return shapes
+
+
+MLP_KEYS = tuple(mlp_shapes(1, 1))
+
+
+def head_shapes(ancestry: dict, stage: int) -> Dict[str, Tuple[int, ...]]:
+    """Key of :data:`HEAD_AXES` -> shape of one head's slice in ``stage``:
+    Q/K/V rows (2 key_dim + value dim), W^O columns (C, value dim), and the
+    bias row over the stage's r^2 grid offsets."""
+    c, kd = ancestry['embed_dims'][stage], ancestry['key_dims'][stage]
+    rows = 2 * kd + ancestry['attn_ratio'] * kd
+    shapes = {'qkv.linear.weight': (rows, c)}
+    shapes.update({f'qkv.bn.{key}': (rows, ) for key in BN_KEYS})
+    shapes['proj.1.linear.weight'] = (c, ancestry['attn_ratio'] * kd)
+    shapes['attention_biases'] = (1, ancestry['resolutions'][stage]**2)
+    return shapes
+
+
+def downsample_heads(ancestry: dict, stage: int) -> int:
+    """Heads of the subsample attention before ``stage`` (LeViT: the previous
+    stage's width over the key width)."""
+    return ancestry['embed_dims'][stage - 1] // ancestry['key_dims'][stage]
+
+
+def is_statistic(key: str) -> bool:
+    """Whether a state entry is a BatchNorm running statistic (not a parameter)."""
+    return key.endswith(('running_mean', 'running_var'))
+
+
+@dataclass
+class LeViTLayer:
+    """One attention block of a LeViT stage, condensed to its head centroids.
+
+    Args:
+        clusters (list[HeadCluster]): Head clusters in priority order.
+        heads (dict): Key of :data:`HEAD_AXES` -> (c, ...): that entry's
+            slice of every centroid (shapes: :func:`head_shapes`).
+        proj_bn (dict): The BatchNorm after W^O (``weight``, ``bias``,
+            ``running_mean``, ``running_var``; (C, ) each).
+    """
+    clusters: List[HeadCluster]
+    heads: Tensors
+    proj_bn: Tensors
+
+    @property
+    def num_centroids(self) -> int:
+        return len(self.clusters)
+
+
+@dataclass
+class LeViTStage:
+    """One stage: ``mad`` (depth, heads) of its attention blocks, its
+    ``layers``, its ``ffn_groups`` (block indices within the stage), and the
+    state of the subsample attention before it (``downsample``), of that
+    attention's MLP (``downsample_mlp``) and their MAD (``downsample_mad``,
+    (heads, )); empty and None in the first stage."""
+    mad: torch.Tensor
+    layers: List[LeViTLayer]
+    ffn_groups: List[FFNGroup]
+    downsample: Tensors
+    downsample_mlp: Tensors
+    downsample_mad: Optional[torch.Tensor]
+
+    def group_of(self, layer: int) -> int:
+        """The index of block ``layer``'s FFN group."""
+        return next(g for g, group in enumerate(self.ffn_groups) if layer in group.layers)
+
+
+@dataclass
+class LeViTLearngene(StagedLearngene, LearngeneFile):
+    """The condensed LeViT ancestry; see the module docstring.
+
+    Args:
+        ancestry (dict): Per stage ``embed_dims``, ``key_dims``,
+            ``num_heads``, ``depths``, ``resolutions`` (grid side); and
+            ``attn_ratio``, ``mlp_ratio``, ``patch_size`` (the stem's stride
+            in pixels). See ``LeViTAncestry.describe``.
+        settings (dict): How it was made.
+        embeddings (dict): The state of the convolutional stem.
+        stages (list[LeViTStage]): One per stage.
+    """
+    FILE_FORMAT: ClassVar[str] = 'mmvitdyn.levit_learngene'
+    FILE_VERSION: ClassVar[int] = 1
+    WRITER: ClassVar[str] = 'build_learngene.py'
+    STAGE: ClassVar[type] = LeViTStage
+    LAYER: ClassVar[type] = LeViTLayer
+
+    ancestry: dict
+    settings: dict
+    embeddings: Tensors
+    stages: List[LeViTStage] = field(default_factory=list)
+
+    # ------------------------------------------------------------- queries
+    def summary(self) -> str:
+        a, lines = self.ancestry, []
+        lines.append(f"Learngene of a LeViT: widths {a['embed_dims']}, depths {a['depths']}, "
+                     f"heads {a['num_heads']} of key width {a['key_dims']}, grids "
+                     f"{a['resolutions']}")
+        lines.append('settings: ' + format_settings(self.settings))
+        lines += self.stage_lines()
+        total = sum(t.numel() for key, t in self._entries() if not is_statistic(key))
+        lines.append(f'inherited parameters: {total / 1e6:.3f}M')
+        return '\n'.join(lines)
+
+    def _entries(self) -> List[Tuple[str, torch.Tensor]]:
+        """(key, tensor) of every tensor the descendants inherit."""
+        states = [self.embeddings]
+        for stage in self.stages:
+            states += [stage.downsample, stage.downsample_mlp]
+            states += [group.weights for group in stage.ffn_groups]
+            states += [state for layer in stage.layers for state in (layer.heads, layer.proj_bn)]
+        return [item for state in states for item in state.items()]
+
+    # ----------------------------------------------------------- validation
+    def validate(self) -> None:
+        """Check everything inheritance reads; ``ValueError`` names the field."""
+        validate_settings(self.settings)
+        a = self._validate_ancestry()
+        _expect_state(self.embeddings, 'embeddings')
+        expect_type(self.stages, list, 'stages')
+        if len(self.stages) != len(a['depths']):
+            raise ValueError(f'learngene has {len(self.stages)} stages, ancestry.depths='
+                             f"{a['depths']}")
+        for s, stage in enumerate(self.stages):
+            where = f'stages[{s}]'
+            expect_type(stage, LeViTStage, where)
+            c, heads, depth = a['embed_dims'][s], a['num_heads'][s], a['depths'][s]
+            expect_tensor(stage.mad, f'{where}.mad', (depth, heads))
+            expect_type(stage.layers, list, f'{where}.layers')
+            if len(stage.layers) != depth:
+                raise ValueError(f'learngene {where} has {len(stage.layers)} layers, depth {depth}')
+            shapes = head_shapes(a, s)
+            for index, layer in enumerate(stage.layers):
+                field_ = f'{where}.layers[{index}]'
+                expect_type(layer, LeViTLayer, field_)
+                validate_clusters(layer.clusters, field_, heads)
+                expect_type(layer.heads, dict, f'{field_}.heads')
+                for key, shape in shapes.items():
+                    expect_tensor(
+                        require(layer.heads, key, f'{field_}.heads'), f'{field_}.heads.{key}',
+                        (layer.num_centroids, *shape))
+                expect_type(layer.proj_bn, dict, f'{field_}.proj_bn')
+                for key in BN_KEYS:
+                    expect_tensor(
+                        require(layer.proj_bn, key, f'{field_}.proj_bn'), f'{field_}.proj_bn.{key}',
+                        (c, ))
+            validate_ffn_groups(stage.ffn_groups, f'{where}.ffn_groups', depth, c,
+                                c * a['mlp_ratio'], mlp_shapes)
+            if s == 0:
+                if stage.downsample or stage.downsample_mlp or stage.downsample_mad is not None:
+                    raise ValueError(f'learngene {where} has a subsample attention; LeViT has '
+                                     'none before its first stage')
+                continue
+            _expect_state(stage.downsample, f'{where}.downsample')
+            _expect_state(stage.downsample_mlp, f'{where}.downsample_mlp')
+            expect_tensor(stage.downsample_mad, f'{where}.downsample_mad',
+                          (downsample_heads(a, s), ))
+
+    def _validate_ancestry(self) -> dict:
+        expect_type(self.ancestry, dict, 'ancestry')
+        a = self.ancestry
+        for key in PER_STAGE_KEYS + INT_KEYS:
+            if key not in a:
+                raise ValueError(f'learngene ancestry.{key} is missing')
+        for key in INT_KEYS:
+            expect_int(a[key], f'ancestry.{key}', minimum=1)
+        expect_stage_lists(a, PER_STAGE_KEYS)
+        return a
+
+
+def _expect_state(state, where: str) -> None:
+    """A non-empty dict of finite floating tensors (their shapes are checked
+    when a descendant inherits them)."""
+    expect_type(state, dict, where)
+    if not state:
+        raise ValueError(f'learngene {where} is empty')
+    for key, value in state.items():
+        expect_type(value, torch.Tensor, f'{where}.{key}')
+        expect_tensor(value, f'{where}.{key}', (None, ) * value.dim())

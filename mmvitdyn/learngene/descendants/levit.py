@@ -1,0 +1,241 @@
+"""The LeViT descendant of Cluster-Learngene: ``LearngeneLeViT``.
+
+It keeps the ancestry's widths, key and value widths, grids, stem and
+subsample attentions, and has its own heads and depth in every stage.
+Heads: H_a,s / omega_s in stage s (or given); head k of a block takes
+centroid ``k mod c`` (priority weight-sharing, see :mod:`..inheritance`)
+with its Q/K/V rows, their BatchNorm channels, its W^O columns and its
+attention-bias row. Depth: block i of stage s inherits learngene block
+``i mod depth_s`` of the stage (the rule of ``layer_sources``) and the FFN
+of that block's group, as an independent copy. The stem, the subsample
+attentions and their MLPs are inherited whole. At omega = 1 and the
+ancestry's depths, with every head its own cluster, the descendant
+computes what the ancestry computes.
+"""
+from typing import Dict, List, Sequence, Tuple
+
+import torch
+from mmengine.logging import MMLogger
+from mmengine.registry import MODELS
+from mmpretrain.models import LeViT
+from torch import nn
+
+from ...models.utils import loads_checkpoint
+from ...utils import check_int
+from ..ancestries.levit import HSWISH, stage_layout
+from ..artefacts.levit import HEAD_AXES, LeViTLayer, LeViTLearngene, merge_heads
+from ..file_format import Tensors, require
+from ..inheritance import (check_built_from, copy_into, head_assignment, heads_per_layer,
+                           layer_sources)
+
+DESCENDANT_ARCH_KEYS = ('num_heads', 'omega', 'depths')
+
+
+class LeViTArch(dict):
+    """A custom ``arch`` for mmpretrain's ``LeViT``.
+
+    mmpretrain's LeViT (1.2) checks that a dict arch has exactly the keys
+    ``embed_dim``, ``num_heads``, ``depth``, ``key_dim`` and then reads
+    ``embed_dims``, ``num_heads``, ``depths``, ``key_dims``: this dict
+    holds the former and answers the latter.
+    """
+    # The keys LeViT reads -> those it checks for.
+    CHECKED = {'embed_dims': 'embed_dim', 'depths': 'depth', 'key_dims': 'key_dim'}
+
+    def __missing__(self, key: str):
+        if key not in self.CHECKED:
+            raise KeyError(key)
+        return self[self.CHECKED[key]]
+
+
+def levit_arch(embed_dims: Sequence[int], num_heads: Sequence[int], depths: Sequence[int],
+               key_dims: Sequence[int]) -> LeViTArch:
+    """The ``arch`` of a LeViT with these per-stage widths, heads, depths
+    and key widths."""
+    return LeViTArch(
+        embed_dim=list(embed_dims),
+        num_heads=list(num_heads),
+        depth=list(depths),
+        key_dim=list(key_dims))
+
+
+def descendant_stages(arch: dict, ancestry: dict) -> Tuple[List[int], List[int]]:
+    """Heads and depth of every stage of a descendant.
+
+    Args:
+        arch (dict): ``num_heads`` or ``omega`` (H_a / H_d), and ``depths``:
+            each one value for every stage or one per stage; by default the
+            ancestry's heads and depths.
+        ancestry (dict): The learngene's ancestry.
+
+    Raises:
+        ValueError: Naming the entry and what is allowed.
+    """
+    if not isinstance(arch, dict) or set(arch) - set(DESCENDANT_ARCH_KEYS):
+        raise ValueError(f'arch={arch!r} must be a dict of {list(DESCENDANT_ARCH_KEYS)}')
+    stages = len(ancestry['num_heads'])
+
+    def per_stage(key: str, default) -> list:
+        value = arch.get(key, default)
+        values = list(value) if isinstance(value, (list, tuple)) else [value] * stages
+        if len(values) != stages:
+            raise ValueError(f'arch.{key}={value!r} must be one value or one per stage ({stages})')
+        return values
+
+    nums, omegas = per_stage('num_heads', None), per_stage('omega', None)
+    for num in nums:
+        if num is not None:
+            check_int(num, 'arch.num_heads', minimum=1)
+    heads = [
+        heads_per_layer(1, h, num_heads=n, omega=o)[0]
+        for h, n, o in zip(ancestry['num_heads'], nums, omegas)
+    ]
+    depths = per_stage('depths', ancestry['depths'])
+    for depth in depths:
+        check_int(depth, 'arch.depths', minimum=1)
+    return heads, depths
+
+
+@MODELS.register_module()
+class LearngeneLeViT(LeViT):
+    """A LeViT descendant of Cluster-Learngene, built from a LeViT learngene.
+
+    The widths, key widths, grids, attention and MLP ratios and activations
+    are the ancestry's (read from the learngene); heads and depths per stage
+    are the descendant's. In :meth:`init_weights` it inherits the learngene
+    (see the module docstring) unless ``init_cfg`` loads a checkpoint.
+
+    Args:
+        learngene (str): Path of the LeViT learngene file.
+        arch (dict): ``num_heads`` or ``omega`` (H_a / H_d), and ``depths``:
+            each one value or one per stage. Defaults to the ancestry's
+            heads and depths.
+        **kwargs: Other arguments of ``LeViT`` (``out_indices``,
+            ``drop_path_rate``, ``init_cfg``); ``img_size``, ``patch_size``,
+            ``attn_ratio``, ``mlp_ratio`` and ``act_cfg`` default to the
+            ancestry's and may not differ; ``deploy`` is refused (call
+            ``switch_to_deploy()`` after :meth:`init_weights`).
+    """
+
+    def __init__(self, learngene: str, arch: dict = dict(), **kwargs):
+        meta = LeViTLearngene.load(learngene, mmap=True)
+        a = meta.ancestry
+        if kwargs.pop('deploy', False):
+            raise ValueError('deploy=True: a descendant inherits LeViT before its BatchNorms are '
+                             'fused; call switch_to_deploy() after init_weights()')
+        fixed = dict(
+            img_size=a['resolutions'][0] * a['patch_size'],
+            patch_size=a['patch_size'],
+            attn_ratio=a['attn_ratio'],
+            mlp_ratio=a['mlp_ratio'],
+            act_cfg=HSWISH)
+        for key, value in fixed.items():
+            given = kwargs.pop(key, value)
+            if given != value:
+                raise ValueError(f"{key}={given!r} differs from the learngene's {value!r} "
+                                 f'({learngene})')
+        heads, depths = descendant_stages(arch, a)
+        super().__init__(
+            arch=levit_arch(a['embed_dims'], heads, depths, a['key_dims']), **fixed, **kwargs)
+        self.learngene_path = learngene
+        self.heads = heads
+        # Learngene block of every block, and centroid (priority rank) of
+        # every head, per stage.
+        self.sources = [layer_sources(old, new) for old, new in zip(a['depths'], depths)]
+        self.assignments = self._assignments(meta)
+        # Parameter name -> size, for what the learngene initialised.
+        self.inherited: Dict[str, int] = {}
+        self._register_load_state_dict_pre_hook(self._forget_loaded)
+
+    def _assignments(self, learngene: LeViTLearngene) -> List[List[List[int]]]:
+        return [[head_assignment(counts[source], h) for source in sources]
+                for counts, sources, h in zip(learngene.num_centroids, self.sources, self.heads)]
+
+    def init_weights(self):
+        """Default init (or the ``init_cfg`` checkpoint), then, unless a
+        checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
+        super().init_weights()
+        if not loads_checkpoint(self.init_cfg):
+            self.inherit_from(LeViTLearngene.load(self.learngene_path))
+        counts = self.parameter_counts()
+        MMLogger.get_current_instance().info(
+            f'{type(self).__name__} from {self.learngene_path}: heads per stage {self.heads}, '
+            f'depths {self.depths}; T-Params {counts["t_params"] / 1e6:.3f}M, I-Params '
+            f'{counts["i_params"] / 1e6:.3f}M')
+
+    @torch.no_grad()
+    def inherit_from(self, learngene: LeViTLearngene) -> None:
+        """Copy the learngene into this descendant and record in
+        :attr:`inherited` every parameter it set.
+
+        Raises:
+            ValueError: The learngene lacks or mis-shapes something (named),
+                or has other centroid counts than the one it was built from.
+        """
+        learngene.validate()
+        check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
+                         {'heads from centroids': self._assignments(learngene)})
+        inherited: Dict[str, int] = {}
+        copy_module(self.patch_embed, learngene.embeddings, 'patch_embed', 'embeddings', inherited)
+        for s, (stage, condensed) in enumerate(zip(self.stages, learngene.stages)):
+            layout = stage_layout(stage)
+            if layout.downsample is not None:
+                attn, mlp = layout.downsample
+                copy_module(stage[attn], condensed.downsample, f'stages.{s}.{attn}',
+                            f'stages[{s}].downsample', inherited)
+                copy_module(stage[mlp].block, condensed.downsample_mlp, f'stages.{s}.{mlp}.block',
+                            f'stages[{s}].downsample_mlp', inherited)
+            for (attn, mlp), source, assignment in zip(layout.blocks, self.sources[s],
+                                                       self.assignments[s]):
+                copy_tensors(stage[attn].block, head_tensors(condensed.layers[source], assignment),
+                             f'stages.{s}.{attn}.block', inherited)
+                group = condensed.group_of(source)
+                copy_module(stage[mlp].block, condensed.ffn_groups[group].weights,
+                            f'stages.{s}.{mlp}.block', f'stages[{s}].ffn_groups[{group}]',
+                            inherited)
+        self.inherited = inherited
+        self.train(self.training)  # LeViT's attentions cache their biases in eval mode
+
+    def parameter_counts(self) -> Dict[str, int]:
+        """``t_params``: the descendant's parameters; ``i_params``: those set
+        from the learngene (0 after loading its own checkpoint)."""
+        return dict(
+            t_params=sum(p.numel() for p in self.parameters()),
+            i_params=sum(self.inherited.values()))
+
+    def _forget_loaded(self, state_dict, prefix, *args, **kwargs):
+        """Load-state-dict pre-hook: loaded tensors no longer count as inherited."""
+        self.inherited = {
+            name: size
+            for name, size in self.inherited.items() if prefix + name not in state_dict
+        }
+
+
+def head_tensors(layer: LeViTLayer, assignment: Sequence[int]) -> Tensors:
+    """The state of an attention block whose head k is centroid
+    ``assignment[k]`` of ``layer``: every :data:`HEAD_AXES` entry, the heads'
+    slices in order, and the BatchNorm after W^O."""
+    index = torch.as_tensor(list(assignment), dtype=torch.long)
+    tensors = {key: merge_heads(layer.heads[key][index], axis) for key, axis in HEAD_AXES.items()}
+    tensors.update({f'proj.1.bn.{key}': value for key, value in layer.proj_bn.items()})
+    return tensors
+
+
+def copy_tensors(module: nn.Module, tensors: Tensors, name: str, inherited: Dict[str, int]) -> None:
+    """Set the parameters and buffers of ``module`` (``name`` in the
+    descendant) that ``tensors`` names, after a shape check naming each;
+    record the parameters in ``inherited`` (name -> size)."""
+    parameters = dict(module.named_parameters())
+    for key, value in tensors.items():
+        owner, _, leaf = key.rpartition('.')
+        copy_into(module.get_submodule(owner), leaf, value, f'{name}.{key}')
+        if key in parameters:
+            inherited[f'{name}.{key}'] = value.numel()
+
+
+def copy_module(module: nn.Module, state: Tensors, name: str, field: str,
+                inherited: Dict[str, int]) -> None:
+    """Set every parameter and BatchNorm statistic of ``module`` from the
+    learngene's ``state`` (its entry ``field``; a missing key is named)."""
+    keys = [key for key, value in module.state_dict().items() if value.is_floating_point()]
+    copy_tensors(module, {key: require(state, key, field) for key in keys}, name, inherited)

@@ -1,0 +1,195 @@
+"""The model index where OpenMMLab users look: the metafiles of configs/dyt and
+configs/cluster_learngene in OpenMMLab's schema, their README tables,
+``mim search mmvitdyn`` on an installed wheel's layout, and mmpretrain's
+``list_models`` / ``get_model`` after ``import mmvitdyn.apis``."""
+import json
+import os
+import re
+import runpy
+import subprocess
+import sys
+
+import pytest
+import yaml
+from modelindex.load_model_index import load
+
+from helpers.tools import REPO, load_tool
+from mmvitdyn.version import __version__
+
+FOLDERS = ('dyt', 'cluster_learngene')
+METAFILES = {folder: REPO / 'configs' / folder / 'metafile.yml' for folder in FOLDERS}
+DENSE = ('mask-rcnn_', 'upernet_')  # detection / segmentation: not mmpretrain models
+DYT_VTAB = 'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px'
+
+
+def entries(folder: str) -> list:
+    return yaml.safe_load(METAFILES[folder].read_text())['Models']
+
+
+def all_entries() -> dict:
+    return {model['Name']: model for folder in FOLDERS for model in entries(folder)}
+
+
+def vit_b_params(num_classes: int, bottleneck: int = 0, dispatchers: int = 0) -> tuple:
+    """(all, trainable) parameters of a frozen ViT-B/16 at 224 with a linear head,
+    ``bottleneck``-wide adapters and ``dispatchers`` Linear(C, 1) per block (all by hand)."""
+    c, f, layers, tokens, patch = 768, 3072, 12, 197, 16
+    block = 2 * 2 * c + (c * 3 * c + 3 * c) + (c * c + c) + (c * f + f + f * c + c)
+    vit = (3 * patch * patch * c + c) + c + tokens * c + layers * block + 2 * c
+    added = layers * (
+        (c * bottleneck + bottleneck + bottleneck * c + c if bottleneck else 0) + dispatchers *
+        (c + 1))
+    head = c * num_classes + num_classes
+    return vit + added + head, added + head
+
+
+@pytest.mark.parametrize('folder', FOLDERS)
+def test_metafile_entries_follow_openmmlab_schema(folder):
+    meta = yaml.safe_load(METAFILES[folder].read_text())
+    collections = {c['Name'] for c in meta['Collections']}
+    for c in meta['Collections']:
+        assert c['Paper']['Title'] and c['Paper']['URL'].startswith('https://')
+        assert c['Code']['URL'].startswith('https://github.com/')
+        assert (REPO / c['README']).is_file()
+    for model in meta['Models']:
+        config = REPO / model['Config']
+        assert config.is_file() and config.parent.name == folder, model['Name']
+        assert model['Name'] == config.stem and model['In Collection'] in collections
+        assert 'Weights' not in model  # no checkpoint is published
+        data = model['Metadata']
+        assert data['FLOPs'] > 0 and data['Parameters'] >= data['Trainable Parameters'] > 0
+        assert data['Training Data'] and model['Results']
+        for result in model['Results']:
+            assert result['Task'] and result['Dataset']
+            # Only the papers' numbers, marked as such, each with its source.
+            assert all('(paper' in name for name in result['Metrics']), model['Name']
+            assert bool(result['Metrics']) == ('Results Source' in model), model['Name']
+
+
+def test_the_model_index_imports_every_metafile():
+    index = load(str(REPO / 'model-index.yml'))
+    index.build_models_with_collections()
+    names = [model.name for model in index.models]
+    assert len(names) == len(set(names)) == len(all_entries())
+    assert {model.in_collection for model in index.models} == {'DyT', 'Cluster-Learngene'}
+
+
+def test_figures_agree_with_the_spec_and_the_architecture():
+    models = all_entries()
+    # The spec's FLOP convention: ViT-B/16 at 224 counts 17.58 GFLOPs, a static
+    # AdaptFormer ViT-B with d = 64 about 17.81 (DyT with every token active
+    # adds 12 x 197 x 768 multiply-adds of its dispatchers: 0.002 G).
+    full_ft = models['vit-base-p16_full-ft_1xb64-100e_vtab1k-224px']['Metadata']
+    assert round(full_ft['FLOPs'] / 1e9, 2) == 17.58
+    dyt_d64 = models['vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px']['Metadata']
+    assert abs(dyt_d64['FLOPs'] / 1e9 - 17.81) < 0.01
+    # Parameters by hand: ViT-B plus adapters (d = 16) and one dispatcher per block.
+    assert (full_ft['Parameters'], full_ft['Trainable Parameters']) == (vit_b_params(100)[0], ) * 2
+    dyt = models[DYT_VTAB]['Metadata']
+    assert (dyt['Parameters'], dyt['Trainable Parameters']) == vit_b_params(100, 16, 1)
+
+
+@pytest.mark.parametrize('folder', FOLDERS)
+def test_readme_tables_are_the_metafiles(folder):
+    tool = load_tool('misc/metafile_readme.py')
+    readme = REPO / 'configs' / folder / 'README.md'
+    table = tool.results_table(METAFILES[folder])
+    assert tool.with_table(readme.read_text(), table, readme) == readme.read_text(), (
+        f'run python tools/misc/metafile_readme.py configs/{folder}')
+    assert table.count('\n| `') == len(entries(folder))
+
+
+def test_the_table_tool_writes_each_figure_and_checks(tmp_path):
+    tool = load_tool('misc/metafile_readme.py')
+    (tmp_path / 'metafile.yml').write_text(
+        yaml.safe_dump({
+            'Models': [{
+                'Name':
+                'm',
+                'Config':
+                'configs/x/m.py',
+                'Metadata': {
+                    'FLOPs': 12_345_678_901,
+                    'Parameters': 86_000_001,
+                    'Trainable Parameters': 304_999
+                },
+                'Results': [{
+                    'Task': 'Image Classification',
+                    'Dataset': 'CIFAR-100',
+                    'Metrics': {
+                        'Top 1 Accuracy (paper)': 91.5
+                    }
+                }]
+            }]
+        }))
+    readme = tmp_path / 'README.md'
+    readme.write_text(
+        'intro\n<!-- metafile table begin -->\nold\n<!-- metafile table end -->\nend\n')
+    with pytest.raises(SystemExit) as exit_info:
+        tool.main([str(tmp_path), '--check'])
+    assert exit_info.value.code == 1
+    tool.main([str(tmp_path)])
+    assert readme.read_text().splitlines()[4] == (
+        '| `m` | CIFAR-100 | 86.00 | 0.30 | 12.35 | Top 1 Accuracy (paper): 91.5 | [config](m.py) |'
+    )
+    tool.main([str(tmp_path), '--check'])  # up to date now
+
+
+def test_mim_search_lists_every_model_of_an_installed_wheel(tmp_path):
+    """``mim search mmvitdyn`` as openmim runs it, on the layout a wheel
+    installs: site-packages/mmvitdyn/.mim/ filled by setup.py's own copy step."""
+    site = tmp_path / 'site'
+    info = site / f'mmvitdyn-{__version__}.dist-info'
+    info.mkdir(parents=True)
+    (info /
+     'METADATA').write_text(f'Metadata-Version: 2.1\nName: mmvitdyn\nVersion: {__version__}\n')
+    (info / 'top_level.txt').write_text('mmvitdyn\n')
+    runpy.run_path(str(REPO / 'setup.py'), run_name='setup')['copy_mim_files'](site / 'mmvitdyn')
+    out = tmp_path / 'search.json'
+    env = {**os.environ, 'PYTHONPATH': str(site)}
+    proc = subprocess.run([sys.executable, '-m', 'mim', 'search', 'mmvitdyn', '--json',
+                           str(out)],
+                          cwd=tmp_path,
+                          env=env,
+                          capture_output=True,
+                          text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    found = json.loads(out.read_text())
+    models = all_entries()
+    assert set(found['config']) == set(models)
+    assert {
+        name: found['config'][name]
+        for name in models
+    } == {
+        name: model['Config']
+        for name, model in models.items()
+    }
+    assert found['flops'][DYT_VTAB] == models[DYT_VTAB]['Metadata']['FLOPs']
+    assert found['vtab-1k/gflops_(paper,_approx.)'][DYT_VTAB] == 12.5
+
+
+def test_mmpretrain_lists_and_builds_the_classifiers_by_name():
+    import mmpretrain
+
+    import mmvitdyn.apis
+    from mmvitdyn.models import DyTViT
+    models = all_entries()
+    classifiers = {name for name in models if not name.startswith(DENSE)}
+    listed = set(mmpretrain.list_models('*dyt*'))
+    assert listed == {name for name in classifiers if 'dyt' in name}
+    assert set(mmpretrain.list_models('learngene*')) == {
+        name
+        for name in classifiers if name.startswith('learngene')
+    }
+    assert mmvitdyn.apis.register_models() == []  # registered once, on import
+
+    model = mmpretrain.get_model(DYT_VTAB)
+    assert type(model).__name__ == 'DyTImageClassifier' and isinstance(model.backbone, DyTViT)
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    pattern = re.compile(r'backbone\.blocks\.\d+\.(adapter|dispatchers)\.|head\.')
+    assert trainable == {n for n, _ in model.named_parameters() if pattern.match(n)}
+    assert len({n.split('.')[2] for n in trainable if n.startswith('backbone')}) == 12
+    total = sum(p.numel() for p in model.parameters())
+    assert (total, sum(p.numel() for n, p in model.named_parameters() if n in trainable)) == \
+        vit_b_params(100, 16, 1)

@@ -1,0 +1,272 @@
+"""CoDA's soft top-k (Conditional Adapters), the dispatcher mode built on it, and
+DyT with it ("DyT-top-K" of the DyT authors' review)."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from mmengine.registry import DefaultScope
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
+
+from helpers.configs import dyt_config
+from helpers.models import TINY_ARCH, images, shrink_to_tiny, tiny
+from mmvitdyn.analysis import DyTFlopCounter
+from mmvitdyn.models import DyTViT, TokenDispatcher
+from mmvitdyn.models.layers.token_dispatcher import soft_topk
+
+
+def exact_soft_topk(scores: torch.Tensor, k: int, epsilon: float) -> torch.Tensor:
+    """The maximiser of ``<s, l> + eps * H(l)`` over ``sum l = k, 0 <= l <= 1``,
+    written out: its KKT conditions give ``l_i = min(1, exp((s_i + a) / eps))``
+    for the one ``a`` at which the l sum to k; ``a`` by bisection (the sum grows
+    with a), in float64."""
+    s = scores.double()
+    lo = -s.max(1, keepdim=True).values - 60 * epsilon  # every l < e^-60: sum < k
+    hi = -s.min(1, keepdim=True).values  # every l = 1: sum = N >= k
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        total = torch.exp((s + mid) / epsilon).clamp(max=1).sum(1, keepdim=True)
+        lo, hi = torch.where(total < k, mid, lo), torch.where(total < k, hi, mid)
+    return torch.exp((s + lo) / epsilon).clamp(max=1)
+
+
+def scores(b=3, n=17, seed=0, dtype=torch.float64):
+    return torch.randn(b, n, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+@pytest.mark.parametrize('n,k', [(17, 1), (17, 5), (17, 16), (17, 17), (8, 3)])
+def test_lambda_sums_to_k_in_the_unit_interval_and_solves_the_problem(n, k):
+    """Converged (1000 rounds at epsilon 0.5), lambda is the entropy-regularised
+    top-k solution written out in the test; its rows sum to k."""
+    s = scores(n=n)
+    lam = soft_topk(s, k, epsilon=0.5, iterations=1000)
+    assert float(lam.min()) >= 0 and float(lam.max()) <= 1
+    torch.testing.assert_close(lam.sum(1), torch.full((3, ), float(k), dtype=torch.float64))
+    torch.testing.assert_close(lam, exact_soft_topk(s, k, 0.5), atol=1e-9, rtol=0)
+    assert k == n or bool(((lam > 0.05) & (lam < 0.95)).any())  # soft, not 0/1
+
+
+@pytest.mark.parametrize('iterations', [1, 3])
+def test_every_round_stays_in_the_unit_interval(iterations):
+    """Unconverged lambda still lies in (0, 1]; one round is min(1, k softmax(s / eps))."""
+    s = 3 * scores()
+    lam = soft_topk(s, 5, epsilon=0.2, iterations=iterations)
+    assert float(lam.min()) > 0 and float(lam.max()) <= 1
+    if iterations == 1:
+        torch.testing.assert_close(lam, (5 * torch.softmax(s / 0.2, dim=1)).clamp(max=1))
+
+
+def test_small_epsilon_tends_to_the_hard_top_k():
+    """Scores 0.25 apart: lambda approaches the 0/1 top-5 indicator as epsilon falls."""
+    gen = torch.Generator().manual_seed(3)
+    s = torch.stack([torch.randperm(17, generator=gen) for _ in range(3)]).double() * 0.25
+    hard = torch.zeros_like(s).scatter_(1, s.topk(5, dim=1).indices, 1.0)
+    errors = []
+    for epsilon in (0.3, 0.1, 0.03, 0.01):
+        lam = soft_topk(s, 5, epsilon, iterations=300, epsilon_start=4.0)
+        torch.testing.assert_close(lam, exact_soft_topk(s, 5, epsilon), atol=1e-6, rtol=0)
+        errors.append(float((lam - hard).abs().max()))
+    assert errors == sorted(errors, reverse=True) and errors[0] > 0.3 and errors[-1] < 1e-6
+
+
+def test_epsilon_scaling_converges_in_fewer_rounds():
+    s = scores(seed=4)
+    exact = exact_soft_topk(s, 5, 0.02)
+    plain = soft_topk(s, 5, 0.02, iterations=100)
+    scaled = soft_topk(s, 5, 0.02, iterations=100, epsilon_start=4.0)
+    assert float((scaled - exact).abs().max()) < 0.1 * float((plain - exact).abs().max())
+
+
+@pytest.mark.parametrize('epsilon_start', [None, 2.0])
+def test_gradient_matches_finite_differences(epsilon_start):
+    s = scores(b=2, n=9, seed=5).requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda t: soft_topk(t, 4, 0.3, iterations=25, epsilon_start=epsilon_start), (s, ))
+
+
+def dispatcher(iterations=300):
+    d = TokenDispatcher(
+        8, mode='soft_topk', gumbel=False, keep_rate=0.3, epsilon=0.5, iterations=iterations)
+    torch.nn.init.normal_(d.gate.weight, generator=torch.Generator().manual_seed(6))
+    return d
+
+
+def test_mask_is_lambda_on_the_top_k_tokens_in_training_and_evaluation():
+    """16 patch tokens, keep rate 0.3: the 5 largest logits carry their soft top-k
+    weight (the solution written out in the test), the others 0, the class token 1."""
+    d = dispatcher()
+    x = torch.randn(4, 17, 8, generator=torch.Generator().manual_seed(7))
+    logits = (x[:, 1:] @ d.gate.weight[0] + d.gate.bias).detach()
+    top = torch.zeros(4, 16).scatter_(1, logits.topk(5, dim=1).indices, 1.0)
+    expected = torch.cat([torch.ones(4, 1), exact_soft_topk(logits, 5, 0.5).float() * top], 1)
+    for training in (True, False):
+        mask = d.train(training)(x)
+        torch.testing.assert_close(mask, expected, atol=1e-5, rtol=0)
+        assert (mask[:, 1:] != 0).sum(1).tolist() == [5] * 4
+    assert bool(((mask > 0.05) & (mask < 0.95)).any())  # soft, not 0/1
+
+
+def test_gate_gradient_matches_finite_differences():
+    d = dispatcher(iterations=20).double()
+    x = torch.randn(2, 10, 8, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    weights = torch.randn(2, 10, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+
+    def loss(w, b):
+        return (torch.func.functional_call(d, {
+            'gate.weight': w,
+            'gate.bias': b
+        }, (x, )) * weights).sum()
+
+    w, b = d.gate.weight.detach().clone(), d.gate.bias.detach().clone()
+    assert torch.autograd.gradcheck(loss, (w.requires_grad_(), b.requires_grad_()))
+
+
+@pytest.mark.parametrize('kwargs,message', [
+    (dict(gumbel=True), "gumbel=True: mode='soft_topk'"),
+    (dict(epsilon=None), 'epsilon=None must be a finite number > 0'),
+    (dict(epsilon=0.0), 'epsilon=0.0 must be a finite number > 0'),
+    (dict(iterations=0), 'iterations=0 must be an int >= 1'),
+    (dict(iterations=2.5), 'iterations=2.5 must be an int >= 1'),
+    (dict(epsilon_start=0.05), 'epsilon_start=0.05 must be a finite number >= 0.1'),
+    (dict(keep_rate=None), 'keep_rate=None must be a finite number in (0, 1]'),
+])
+def test_bad_soft_settings_are_named(kwargs, message):
+    settings = dict(mode='soft_topk', gumbel=False, keep_rate=0.5, epsilon=0.1, iterations=20)
+    with pytest.raises(ValueError, match=message.replace('(', r'\(').replace(')', r'\)')):
+        TokenDispatcher(8, **{**settings, **kwargs})
+
+
+@pytest.mark.parametrize('mode', ['threshold', 'topk'])
+@pytest.mark.parametrize('name', ['epsilon', 'iterations', 'epsilon_start'])
+def test_soft_settings_are_refused_by_the_other_modes(mode, name):
+    keep_rate = 0.5 if mode == 'topk' else None
+    with pytest.raises(ValueError, match=f"{name}=3 is only for mode='soft_topk'"):
+        TokenDispatcher(8, mode=mode, keep_rate=keep_rate, **{name: 3})
+
+
+SOFT = dict(mode='soft_topk', gumbel=False, epsilon=0.5, iterations=300)
+ADAPTER = dict(bottleneck=8, scale=1.0, dropout=0.0)
+
+
+def soft_topk_model(iterations=300, **kwargs):
+    """A tiny MLP-dispatch DyT ViT keeping round(0.3 * 16) = 5 of 16 patch tokens
+    with soft top-k masks; gates and adapters random enough to matter."""
+    model = tiny(
+        DyTViT,
+        target_rate=0.3,
+        dispatcher_cfg=dict(SOFT, iterations=iterations),
+        adapter_cfg=ADAPTER,
+        out_type='raw',
+        **kwargs)
+    gen = torch.Generator().manual_seed(10)
+    for block in model.dyt_blocks():
+        torch.nn.init.normal_(block.adapter.up.weight, std=0.1, generator=gen)
+        torch.nn.init.normal_(block.dispatchers['mlp'].gate.weight, std=0.2, generator=gen)
+    return model
+
+
+@pytest.mark.parametrize('training', [True, False])
+def test_soft_topk_model_equals_hand_computation(training):
+    """The masked path in training and evaluation against plain torch: per block
+    x += Attn(LN1 x); m = lambda on the top-5 gate logits (the solution written
+    out above), 0 elsewhere; x += m * MLP(LN2 x) + Adapter(x)."""
+    model = soft_topk_model(final_norm=False).train(training)
+    model.attach_objective('this test, which has no loss')
+    model.set_packed(False)
+    x = images(2)
+    with torch.no_grad():
+        out = model(x)[0]
+        t, _ = model.embed(x)
+        for blk in model.blocks:
+            h = F.layer_norm(t, (32, ), blk.norm1.weight, blk.norm1.bias, 1e-6)
+            q, k, v = (h @ blk.attn.qkv.weight.T + blk.attn.qkv.bias).view(2, 17, 3, 4, 8).unbind(2)
+            w = torch.einsum('bqhd,bkhd->bhqk', q, k).mul(8**-0.5).softmax(-1)
+            a = torch.einsum('bhqk,bkhd->bqhd', w, v).reshape(2, 17, 32)
+            t = t + a @ blk.attn.proj.weight.T + blk.attn.proj.bias
+            gate = blk.dispatchers['mlp'].gate
+            logits = t[:, 1:] @ gate.weight[0] + gate.bias
+            top = torch.zeros(2, 16).scatter_(1, logits.topk(5, dim=1).indices, 1.0)
+            m = exact_soft_topk(logits, 5, 0.5).float() * top
+            assert bool(((m > 0.05) & (m < 0.95)).any())  # lambda really scales
+            m = torch.cat([torch.ones(2, 1), m], 1)[..., None]
+            h = F.layer_norm(t, (32, ), blk.norm2.weight, blk.norm2.bias, 1e-6)
+            mlp = F.gelu(h @ blk.mlp.fc1.weight.T + blk.mlp.fc1.bias) @ blk.mlp.fc2.weight.T
+            mlp = mlp + blk.mlp.fc2.bias
+            ad = blk.adapter
+            adapter = F.relu(t @ ad.down.weight.T + ad.down.bias) @ ad.up.weight.T + ad.up.bias
+            t = t + m * mlp + adapter
+    torch.testing.assert_close(out, t, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize('batch', [1, 3])
+def test_packed_equals_masked_at_inference(batch):
+    model, x = soft_topk_model(), images(batch)
+    with torch.no_grad():
+        packed = model(x)[0]
+        model.set_packed(False)
+        masked = model(x)[0]
+    torch.testing.assert_close(packed, masked, atol=1e-5, rtol=1e-5)
+
+
+def test_rates_and_flops_count_the_kept_tokens():
+    """Soft top-k masks are not 0/1: the activation rate is still 5 / 16 and the FLOPs
+    equal those of the hard top-k model (0/1 masks) with the same weights."""
+    model = soft_topk_model(iterations=5)  # the FLOP trace runs every round
+    hard = tiny(
+        DyTViT,
+        target_rate=0.3,
+        dispatcher_cfg=dict(mode='topk'),
+        adapter_cfg=ADAPTER,
+        out_type='raw')
+    hard.load_state_dict(model.state_dict())
+    x = images(3)
+    flops = []
+    for m in (model, hard):
+        counter = DyTFlopCounter(m, x[:1])
+        with torch.no_grad():
+            m(x)
+        flops.append(counter.from_last_forward().tolist())
+    assert model.activation_rates()['act_rate'] == 5 / 16
+    assert float(torch.cat([b['mlp'] for b in model.dispatch_masks()]).mean()) < 0.9 * 5 / 16
+    assert flops[0] == flops[1] and flops[0][0] < counter.static_flops
+
+
+@pytest.mark.parametrize('kwargs,message', [
+    (dict(dispatch='attn'), "dispatch='attn' with dispatcher_cfg.mode='soft_topk'"),
+    (dict(dispatch='layer'), "dispatch='layer' with dispatcher_cfg.mode='soft_topk'"),
+    (dict(dispatcher_cfg=dict(SOFT, keep_rate=0.2)), 'keep_rate=0.2 is not a setting'),
+])
+def test_bad_model_settings_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DyTViT(arch='tiny', **{'dispatcher_cfg': SOFT, **kwargs})
+
+
+SOFT_CONFIGS = {
+    'vit-base-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py':
+    'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'vit-base-p16-dyt-soft-topk_d16_1xb64-100e_vtab1k-224px.py':
+    'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
+}
+
+
+@pytest.mark.parametrize('name', sorted(SOFT_CONFIGS))
+def test_configs_change_only_the_dispatcher_and_the_rate_loss(name):
+    """The DyT config with CoDA's soft top-k and no rate loss; with a tiny ViT it
+    trains and keeps round(0.5 * 16) = 8 of 16 patch tokens in every block."""
+    cfg, base = copy.deepcopy(dyt_config(name)), dyt_config(SOFT_CONFIGS[name])
+    expected = copy.deepcopy(base.model)
+    expected.rate_loss_weight = 0.0
+    expected.backbone.dispatcher_cfg = dict(
+        mode='soft_topk', gumbel=False, epsilon=0.1, iterations=20, epsilon_start=4.0)
+    assert cfg.model == expected
+    for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'train_dataloader'):
+        assert cfg[key] == base[key], key
+    shrink_to_tiny(cfg.model.backbone)
+    cfg.model.head.in_channels = TINY_ARCH['embed_dims']
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        model = MODELS.build(cfg.model)
+    model.init_weights()
+    losses = model.loss(images(2), [DataSample().set_gt_label(i) for i in range(2)])
+    assert 'loss_rate' not in losses and float(losses['act_rate']) == 0.5
+    assert all(torch.isfinite(v) for v in losses.values())
