@@ -6,6 +6,4 @@
 _base_ = ['./vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py']
 model = dict(
     rate_loss_weight=0.0,  # a fixed count needs no rate loss
-    backbone=dict(
-        dispatcher_cfg=dict(
-            mode='soft_topk', gumbel=False, epsilon=0.1, iterations=20, epsilon_start=4.0)))
+    backbone=dict(dispatcher_cfg=dict(mode='soft_topk', gumbel=False, epsilon=0.1)))

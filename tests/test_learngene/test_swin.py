@@ -456,6 +456,10 @@ def test_build_learngene_tool_on_a_tiny_swin(data_workspace, tmp_path, monkeypat
     ])
     learngene = SwinLearngene.load(str(out))
     assert learngene.settings['num_images'] == 16
+    # The tool loads the checkpoint in Swin's own keys: the patch embedding is
+    # the checkpoint's (it once went through the ViT renames and stayed random).
+    for key, tensor in learngene.embeddings.items():
+        assert torch.equal(tensor, model.state_dict()[f'backbone.patch_embed.{key}']), key
     assert [tuple(s.mad.shape) for s in learngene.stages] == [(2, 2), (2, 4)]
     assert (tmp_path / 'lg_mad.png').is_file()
     backbone = descendant(out, arch=dict(omega=2))

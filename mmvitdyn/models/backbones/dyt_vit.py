@@ -39,9 +39,8 @@ class DyTViT(AdapterViT):
             DyT's rule; 'topk': every image keeps exactly round(target_rate
             * N) patch tokens per dispatched part, hard top-k with DyT's
             straight-through sigmoid; 'soft_topk': the same count, outputs
-            scaled by CoDA's soft top-k weights, with ``epsilon``,
-            ``iterations``, ``epsilon_start`` and ``gumbel=False``, MLP
-            dispatch only). Defaults to ``dict()``.
+            scaled by CoDA's soft top-k weights, with ``epsilon``
+            and ``gumbel=False``, MLP dispatch only). Defaults to ``dict()``.
         token_reduction (dict, optional): Config of a token reduction that
             shrinks the sequence inside the blocks (``dict(type='ToMe', r=8)``,
             ``dict(type='EViT', keep_rate=0.7)``; see

@@ -6,7 +6,7 @@ import torch
 from mmengine.model.weight_init import trunc_normal_
 from torch import nn
 
-from ...utils import check_bool, check_int, check_number
+from ...utils import check_bool, check_number
 
 # How a dispatcher turns gate logits into a mask: DyT's threshold at logit 0
 # (a learned, input-dependent number of tokens), a hard top-k per image with
@@ -16,7 +16,7 @@ DISPATCH_MODES = ('threshold', 'topk', 'soft_topk')
 # The modes that keep a fixed count of tokens per image (they take ``keep_rate``).
 TOPK_MODES = ('topk', 'soft_topk')
 # Factor by which epsilon shrinks per round of :func:`soft_topk` under epsilon-scaling.
-EPSILON_DECAY = 0.7
+BISECTION_STEPS = 64
 
 
 def topk_count(keep_rate: float, num_tokens: int) -> int:
@@ -24,50 +24,51 @@ def topk_count(keep_rate: float, num_tokens: int) -> int:
     return int(math.floor(keep_rate * num_tokens + 0.5))
 
 
-def soft_topk(scores: torch.Tensor,
-              k: int,
-              epsilon: float,
-              iterations: int,
-              epsilon_start: Optional[float] = None) -> torch.Tensor:
+def soft_topk(scores: torch.Tensor, k: int, epsilon: float) -> torch.Tensor:
     """Soft top-k weights of Conditional Adapters (CoDA, Lei et al. 2023).
 
-    ``lambda`` relaxes the top-k indicator of each row of ``scores`` s: it is the
-    entropy-regularised problem ``max <s, lambda> + epsilon * H(lambda)`` with
-    ``H(lambda) = -sum lambda_i log lambda_i``, ``sum lambda = k`` and every
-    ``lambda_i`` in [0, 1], solved by ``iterations`` rounds of coordinate
-    ascent on its dual, from ``b = 0``::
-
-        a <- epsilon * (log k - logsumexp((s + b) / epsilon))
-        b <- min(0, -s - a)
-        lambda = exp((s + a + b) / epsilon) = exp(min(s + a, 0) / epsilon)
-
-    Every round keeps ``lambda`` in (0, 1]; its row sums reach k as the rounds
-    converge (one round gives ``min(1, k * softmax(s / epsilon))``). As
-    epsilon -> 0 the solution tends to the 0/1 top-k indicator. With
-    ``epsilon_start`` (epsilon-scaling) round t uses
-    ``max(epsilon_start * 0.7^t, epsilon)`` (:data:`EPSILON_DECAY`), which
-    converges in fewer rounds at small epsilon. Differentiable (autograd
-    through the rounds).
+    ``lambda`` relaxes the top-k indicator of each row of ``scores`` s: it
+    solves ``max <s, lambda> + epsilon * H(lambda)`` with ``H(lambda) = -sum
+    lambda_i log lambda_i``, ``sum lambda = k`` and every ``lambda_i`` in
+    [0, 1]. Its solution is ``lambda_i = min(1, exp((s_i + a) / epsilon))``
+    with the one number ``a`` per row that makes the row sum k. CoDA reaches
+    it by coordinate ascent on the dual; a fixed number of its rounds falls
+    short of k once the scores spread (see ``docs/recipes.md``), so ``a`` is
+    found here by bisection (the row sum is increasing in ``a``) and its
+    gradient is the implicit one, ``da/ds_j = -lambda_j / sum_free lambda_i``
+    over the weights below 1. As epsilon -> 0, lambda tends to the 0/1 top-k
+    indicator.
 
     Args:
         scores (Tensor): Router scores (B, N).
         k (int): Weight to distribute per row, 0 <= k <= N.
         epsilon (float): Entropy weight (> 0); smaller is closer to hard top-k.
-        iterations (int): Rounds of the iteration (>= 1).
-        epsilon_start (float, optional): Epsilon of the first round under
-            epsilon-scaling; None uses ``epsilon`` throughout. Defaults to None.
 
     Returns:
-        Tensor: lambda (B, N), values in [0, 1].
+        Tensor: lambda (B, N), values in [0, 1], rows summing to k.
     """
-    log_k = math.log(k) if k > 0 else -math.inf
-    current = max(epsilon_start or epsilon, epsilon)
-    b = torch.zeros_like(scores)
-    for _ in range(iterations):
-        a = current * (log_k - torch.logsumexp((scores + b) / current, dim=-1, keepdim=True))
-        b = (-scores - a).clamp(max=0)
-        current = max(current * EPSILON_DECAY, epsilon)
-    return torch.exp((scores + a).clamp(max=0) / epsilon)
+    n = scores.shape[-1]
+    if k <= 0 or k >= n:
+        return torch.full_like(scores, float(k > 0))
+    z = scores / epsilon
+    with torch.no_grad():
+        # In units of epsilon: a row sums to <= k at `low` (without the cap
+        # at 1 it sums to k) and to n at `high` (every weight capped).
+        s = z.double()
+        low = math.log(k) - torch.logsumexp(s, dim=-1, keepdim=True)
+        high = -s.amin(dim=-1, keepdim=True)
+        for _ in range(BISECTION_STEPS):
+            middle = (low + high) / 2
+            below = torch.exp((s + middle).clamp(max=0)).sum(-1, keepdim=True) < k
+            low, high = torch.where(below, middle, low), torch.where(below, high, middle)
+    z = z + ((low + high) / 2).to(z.dtype)
+    free = (torch.exp(z.clamp(max=0)) * (z < 0)).detach()
+    # a's implicit gradient; the correction is 0 in value (and in gradient
+    # when no weight is strictly between 0 and 1, the hard top-k).
+    shift = z - z.detach()
+    total = free.sum(-1, keepdim=True).clamp_min(torch.finfo(free.dtype).tiny)
+    correction = -(free * shift).sum(-1, keepdim=True) / total
+    return torch.exp((z + correction).clamp(max=0))
 
 
 class TokenDispatcher(nn.Module):
@@ -107,10 +108,6 @@ class TokenDispatcher(nn.Module):
             'soft_topk'; must be None for 'threshold'.
         epsilon (float, optional): Entropy weight of 'soft_topk' (> 0); must
             be None for the other modes.
-        iterations (int, optional): Rounds of 'soft_topk' (>= 1); must be None
-            for the other modes.
-        epsilon_start (float, optional): First-round epsilon of 'soft_topk'
-            (epsilon-scaling, see :func:`soft_topk`); None: no scaling.
     """
 
     def __init__(self,
@@ -119,9 +116,7 @@ class TokenDispatcher(nn.Module):
                  gumbel: bool = True,
                  mode: str = 'threshold',
                  keep_rate: Optional[float] = None,
-                 epsilon: Optional[float] = None,
-                 iterations: Optional[int] = None,
-                 epsilon_start: Optional[float] = None):
+                 epsilon: Optional[float] = None):
         super().__init__()
         check_number(tau, 'dispatcher_cfg.tau', 0, low_open=True)
         check_bool(gumbel, 'dispatcher_cfg.gumbel')
@@ -132,28 +127,20 @@ class TokenDispatcher(nn.Module):
         elif keep_rate is not None:
             raise ValueError(f"dispatcher keep_rate={keep_rate!r} is only for mode='topk' or "
                              "'soft_topk'; mode='threshold' learns its rate: leave it None")
-        soft = dict(epsilon=epsilon, iterations=iterations, epsilon_start=epsilon_start)
         if mode == 'soft_topk':
             check_number(epsilon, 'dispatcher_cfg.epsilon', 0, low_open=True)
-            check_int(iterations, 'dispatcher_cfg.iterations', minimum=1)
-            if epsilon_start is not None:
-                check_number(epsilon_start, 'dispatcher_cfg.epsilon_start', epsilon)
             if gumbel:
                 raise ValueError("dispatcher_cfg.gumbel=True: mode='soft_topk' (CoDA's soft "
                                  'top-k) adds no noise; set gumbel=False')
-        else:
-            for name, value in soft.items():
-                if value is not None:
-                    raise ValueError(f"dispatcher_cfg.{name}={value!r} is only for "
-                                     f"mode='soft_topk' (mode={mode!r}): leave it None")
+        elif epsilon is not None:
+            raise ValueError(f"dispatcher_cfg.epsilon={epsilon!r} is only for "
+                             f"mode='soft_topk' (mode={mode!r}): leave it None")
         self.gate = nn.Linear(dim, 1)
         self.tau = tau
         self.gumbel = gumbel
         self.mode = mode
         self.keep_rate = keep_rate
         self.epsilon = epsilon
-        self.iterations = iterations
-        self.epsilon_start = epsilon_start
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -171,7 +158,7 @@ class TokenDispatcher(nn.Module):
         """``lambda * 1[top-k]`` (B, N) of the logits (see :func:`soft_topk`)."""
         hard = self._topk(logits.detach())
         k = topk_count(self.keep_rate, logits.shape[1])
-        weights = soft_topk(logits, k, self.epsilon, self.iterations, self.epsilon_start)
+        weights = soft_topk(logits, k, self.epsilon)
         return weights * hard
 
     def forward(self, x: torch.Tensor, num_prefix_tokens: int = 1) -> torch.Tensor:
