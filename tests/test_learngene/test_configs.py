@@ -140,6 +140,8 @@ def test_config_builds(path, learngenes):
             assert model(torch.randn(1, 3, 32, 32), mode='tensor').shape == (1, 10)
         return
     if backbone.type == 'LearngeneSwin':
+        tied = '-tied' in path.stem
+        assert backbone.get('ffn_sharing', 'independent') == ('tied' if tied else 'independent')
         name = backbone.learngene.split('/')[-1]
         backbone.learngene = learngenes[name]
         cfg.model.head.in_channels = 8 * SWIN_STANDINS[name][0]
