@@ -14,7 +14,8 @@ A benchmark's result is a list of rows (plain dicts: model, batch size,
 device, dtype, images/s, FLOPs, ratios), written as JSON by
 :func:`write_report` and printed by :func:`format_table`. The command-line
 options every benchmark shares (``--device``, ``--amp``, ``--batch-sizes``,
-``--runs``, ``--json``) are added by :func:`add_timing_arguments`.
+``--runs``, ``--json``) are declared by :func:`timing_options` (each tool adds
+them to its own parser) and checked by :func:`check_timing_options`.
 """
 import math
 import platform

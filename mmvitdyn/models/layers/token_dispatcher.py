@@ -15,7 +15,7 @@ from ...utils import check_bool, check_number
 DISPATCH_MODES = ('threshold', 'topk', 'soft_topk')
 # The modes that keep a fixed count of tokens per image (they take ``keep_rate``).
 TOPK_MODES = ('topk', 'soft_topk')
-# Factor by which epsilon shrinks per round of :func:`soft_topk` under epsilon-scaling.
+# Halvings of the bracket on the row shift in :func:`soft_topk` (float64: far below float32 eps).
 BISECTION_STEPS = 64
 
 
