@@ -1,9 +1,11 @@
 """Shared fixtures: seeded random state, generated data, and DyT checkpoints trained by
 tools/train.py."""
+import functools
 import logging
 import random
 from pathlib import Path
 
+import mmengine.config.utils as mmengine_config_utils
 import numpy as np
 import pytest
 import torch
@@ -11,6 +13,23 @@ from mmengine.logging import MMLogger
 
 from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG, RANDOM_FROZEN
 from helpers.tools import run_tool
+
+# mmengine parses all of a package's metafiles (85 YAML files for mmpretrain)
+# whenever a config inherits from it ('mmpretrain::...'), only to read their
+# config names; the suite loads our configs a few hundred times, and the files
+# do not change during a run. (Its only use of ``load``; nothing it returns is
+# changed.)
+mmengine_config_utils.load = functools.lru_cache(maxsize=None)(mmengine_config_utils.load)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` are skipped on a machine without CUDA."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason='needs a CUDA device (marked gpu)')
+    for item in items:
+        if 'gpu' in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -18,8 +18,18 @@ from mmvitdyn.version import __version__
 
 FOLDERS = ('dyt', 'cluster_learngene')
 METAFILES = {folder: REPO / 'configs' / folder / 'metafile.yml' for folder in FOLDERS}
-DENSE = ('mask-rcnn_', 'upernet_')  # detection / segmentation: not mmpretrain models
+# Detection / segmentation (also a learngene descendant's UperNet): not mmpretrain models.
+DENSE = re.compile(r'(^|_)(mask-rcnn|upernet)_')
 DYT_VTAB = 'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px'
+# The classes of the Cluster-Learngene review answer's further downstream sets.
+DOWNSTREAM_CLASSES = {
+    'stanford-dogs': 120,
+    'nabirds': 555,
+    'svhn': 10,
+    'dtd': 47,
+    'eurosat': 10,
+    'resisc45': 45
+}
 
 
 def entries(folder: str) -> list:
@@ -30,10 +40,15 @@ def all_entries() -> dict:
     return {model['Name']: model for folder in FOLDERS for model in entries(folder)}
 
 
-def vit_b_params(num_classes: int, bottleneck: int = 0, dispatchers: int = 0) -> tuple:
-    """(all, trainable) parameters of a frozen ViT-B/16 at 224 with a linear head,
-    ``bottleneck``-wide adapters and ``dispatchers`` Linear(C, 1) per block (all by hand)."""
-    c, f, layers, tokens, patch = 768, 3072, 12, 197, 16
+def vit_params(num_classes: int,
+               bottleneck: int = 0,
+               dispatchers: int = 0,
+               c: int = 768,
+               layers: int = 12) -> tuple:
+    """(all, trainable) parameters of a frozen ViT-B/16 at 224 (or one ``c`` wide
+    with ``layers`` blocks) with a linear head, ``bottleneck``-wide adapters and
+    ``dispatchers`` Linear(C, 1) per block (all by hand)."""
+    f, tokens, patch = 4 * c, 197, 16
     block = 2 * 2 * c + (c * 3 * c + 3 * c) + (c * c + c) + (c * f + f + f * c + c)
     vit = (3 * patch * patch * c + c) + c + tokens * c + layers * block + 2 * c
     added = layers * (
@@ -59,11 +74,41 @@ def test_metafile_entries_follow_openmmlab_schema(folder):
         data = model['Metadata']
         assert data['FLOPs'] > 0 and data['Parameters'] >= data['Trainable Parameters'] > 0
         assert data['Training Data'] and model['Results']
+        assert len(set(data['Training Data'])) == len(data['Training Data']), model['Name']
+        if 'upernet_' in model['Name']:
+            assert {r['Task'] for r in model['Results']} == {'Semantic Segmentation'}
         for result in model['Results']:
             assert result['Task'] and result['Dataset']
             # Only the papers' numbers, marked as such, each with its source.
             assert all('(paper' in name for name in result['Metrics']), model['Name']
             assert bool(result['Metrics']) == ('Results Source' in model), model['Name']
+
+
+def vtab_task_config(path) -> bool:
+    """Whether ``path`` is one of DyT's VTAB-1K task configs: the listed
+    ``DYT_VTAB`` config with one task's data root and class count."""
+    return (path.stem != DYT_VTAB and path.stem.startswith(DYT_VTAB[:-len('-224px')])
+            and path.read_text().startswith(f"_base_ = ['./{DYT_VTAB}.py']"))
+
+
+def test_every_config_is_one_entry_or_excluded():
+    """Each model config of the two folders (their ``_base_/`` parts are not
+    models) is named by exactly one metafile entry, except the one kind the
+    metafiles leave out on purpose: DyT's VTAB-1K task configs
+    (:func:`vtab_task_config`), which the entry of their template stands for."""
+    listed = [model['Config'] for folder in FOLDERS for model in entries(folder)]
+    assert sorted({c for c in listed if listed.count(c) > 1}) == []
+    excluded, missing = [], []
+    for folder in FOLDERS:
+        for path in sorted((REPO / 'configs' / folder).glob('*.py')):
+            config = f'configs/{folder}/{path.name}'
+            if vtab_task_config(path):
+                excluded.append(config)
+                assert config not in listed
+            elif config not in listed:
+                missing.append(config)
+    assert len(excluded) == 19
+    assert missing == [], f'{len(missing)} configs have no metafile entry: {missing}'
 
 
 def test_the_model_index_imports_every_metafile():
@@ -84,9 +129,27 @@ def test_figures_agree_with_the_spec_and_the_architecture():
     dyt_d64 = models['vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px']['Metadata']
     assert abs(dyt_d64['FLOPs'] / 1e9 - 17.81) < 0.01
     # Parameters by hand: ViT-B plus adapters (d = 16) and one dispatcher per block.
-    assert (full_ft['Parameters'], full_ft['Trainable Parameters']) == (vit_b_params(100)[0], ) * 2
+    assert (full_ft['Parameters'], full_ft['Trainable Parameters']) == (vit_params(100)[0], ) * 2
     dyt = models[DYT_VTAB]['Metadata']
-    assert (dyt['Parameters'], dyt['Trainable Parameters']) == vit_b_params(100, 16, 1)
+    assert (dyt['Parameters'], dyt['Trainable Parameters']) == vit_params(100, 16, 1)
+    # DyT-AdaMix trains N = 4 adapters (d = 64) per block and runs their average.
+    adamix = models['vit-base-p16-dyt-adamix4_d64_8xb128-100e_cifar100-224px']['Metadata']
+    experts = 12 * 3 * (768 * 64 + 64 + 64 * 768 + 768)
+    assert (adamix['Parameters'],
+            adamix['Trainable Parameters']) == tuple(n + experts for n in vit_params(100, 64, 1))
+    assert adamix['FLOPs'] == dyt_d64['FLOPs']
+    # Table 2's rows on the review answer's six data sets: the 6-layer DeiT-S
+    # descendant (every baseline) or the whole DeiT-S, with a linear head of the
+    # set's classes that adds 384 multiply-adds a class.
+    cifar10 = models['learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_cifar10-224px']['Metadata']
+    for data_set, classes in DOWNSTREAM_CLASSES.items():
+        for row in ('deit-s-eps10', 'deit-s-heuristic', 'deit-s-auto', 'scratch', 'tleg-aux-vit-s'):
+            data = models[f'learngene-vit-s-p16-l6-h6_{row}_8xb64-500e_{data_set}-224px'][
+                'Metadata']
+            assert data['Parameters'] == vit_params(classes, c=384, layers=6)[0]
+            assert data['FLOPs'] - 384 * classes == cifar10['FLOPs'] - 384 * 10
+        data = models[f'deit-s-p16_pretrain-finetune_8xb64-500e_{data_set}-224px']['Metadata']
+        assert data['Parameters'] == vit_params(classes, c=384)[0]
 
 
 @pytest.mark.parametrize('folder', FOLDERS)
@@ -175,7 +238,7 @@ def test_mmpretrain_lists_and_builds_the_classifiers_by_name():
     import mmvitdyn.apis
     from mmvitdyn.models import DyTViT
     models = all_entries()
-    classifiers = {name for name in models if not name.startswith(DENSE)}
+    classifiers = {name for name in models if not DENSE.search(name)}
     listed = set(mmpretrain.list_models('*dyt*'))
     assert listed == {name for name in classifiers if 'dyt' in name}
     assert set(mmpretrain.list_models('learngene*')) == {
@@ -192,4 +255,4 @@ def test_mmpretrain_lists_and_builds_the_classifiers_by_name():
     assert len({n.split('.')[2] for n in trainable if n.startswith('backbone')}) == 12
     total = sum(p.numel() for p in model.parameters())
     assert (total, sum(p.numel() for n, p in model.named_parameters() if n in trainable)) == \
-        vit_b_params(100, 16, 1)
+        vit_params(100, 16, 1)

@@ -14,7 +14,9 @@
 5. DyT for segmentation: UperNet with a DyT ViT on the ADE20K-layout shapes;
 6. inference on generated images (``demo/image_demo.py``): the task's
    picture, the per-layer skip maps, activation rate and GFLOPs;
-7. print a summary table, where everything was written and the time taken.
+7. print a summary table (``tools/collect_results.py`` over the runs' work
+   dirs: each one's final evaluation and GFLOPs), the measured speed, where
+   everything was written and the time taken.
 
 Each tool's output goes to ``<work-dir>/logs/<step>.log``. The default
 schedule is short (about 10 minutes on 2 CPU cores after set-up); ``--full``
@@ -100,13 +102,13 @@ class Demo:
                  *cfg_options)
         return work_dir
 
-    def test(self, name: str, config: str, checkpoint: str, *cfg_options: str) -> dict:
-        """Evaluate ``checkpoint`` (with ``cfg_options``); return the logged metrics."""
+    def test(self, name: str, config: str, checkpoint: str, *cfg_options: str) -> str:
+        """Evaluate ``checkpoint`` (with ``cfg_options``); return the test's work dir."""
         work_dir = osp.join(self.work_dir, name, 'test')
         options = ('--cfg-options', *cfg_options) if cfg_options else ()
         self.run(f'{name}-test', 'tools/test.py', config, checkpoint, '--work-dir', work_dir,
                  *options)
-        return last_logged(work_dir)
+        return work_dir
 
 
 def last_logged(work_dir: str) -> dict:
@@ -169,21 +171,15 @@ def main():
         ('DyT on that ViT (target rate 0.5)', DYT_CONFIG, dyt_ckpt, ()),
         ('DyT + ToMe r=4 (at test time)', DYT_CONFIG, dyt_ckpt, ('--cfg-options', *TOME_OPTIONS)),
     ]:
-        row, label = rows[name], re.sub(r'\W+', '-', name.lower()).strip('-')
-        flops_json = osp.join(args.work_dir, f'{label}-flops.json')
+        label = re.sub(r'\W+', '-', name.lower()).strip('-')
+        # Beside the test run's log, where collect_results.py reads GFLOPs.
         demo.run(f'{label}-flops', 'tools/analysis_tools/get_flops.py', config, '--checkpoint',
-                 ckpt, '--num-images', '359', '--out', flops_json, *options)
-        with open(flops_json) as f:
-            row['gflops'] = json.load(f)['flops'] / 1e9
+                 ckpt, '--num-images', '359', '--out', osp.join(rows[name], 'flops.json'), *options)
     speed_json = osp.join(args.work_dir, 'speed.json')
     demo.run('speed', 'tools/analysis_tools/benchmark.py', '--trained', VIT_CONFIG, vit_ckpt,
              DYT_CONFIG, dyt_ckpt, '--batch-sizes', '128', '--device', 'cpu', '--json', speed_json)
     with open(speed_json) as f:
         speed = json.load(f)['rows']
-    timed_rows = [rows['ViT (6 layers, 6 heads), dense'], rows['DyT on that ViT (target rate 0.5)']]
-    for row, timed in zip(timed_rows, speed):
-        row['img/s'], row['speed-up'] = (timed['images_per_s']['median'],
-                                         timed['speedup']['median'])
 
     demo.step('4/6 Cluster-Learngene: learngene of the ViT -> descendant with 3 heads a layer')
     learngene = osp.join(args.work_dir, 'learngene',
@@ -194,9 +190,9 @@ def main():
     print('  ' + summary.strip().replace('\n', '\n  '))
     lg_dir = demo.train('descendant-learngene', DESCENDANT_CONFIG, *epochs_options(lg_epochs),
                         f'model.backbone.learngene={learngene}')
-    rows['descendant from the learngene'] = last_logged(lg_dir)
+    rows['descendant from the learngene'] = lg_dir
     scratch_dir = demo.train('descendant-scratch', SCRATCH_CONFIG, *epochs_options(lg_epochs))
-    rows['plain ViT of its shape, from scratch'] = last_logged(scratch_dir)
+    rows['plain ViT of its shape, from scratch'] = scratch_dir
 
     demo.step(f'5/6 DyT UperNet on the ADE20K-layout shapes ({seg_iters} iterations)')
     seg_dir = demo.train('dyt-upernet-ade-shapes', SEG_CONFIG, f'train_cfg.max_iters={seg_iters}',
@@ -215,15 +211,15 @@ def main():
         table = out[out.index('image '):out.index('Figures:')].strip().replace('\n\n', '\n')
         print('  ' + table.replace('\n', '\n  '))
 
-    demo.step('summary (digits: 359 validation images)')
-    print(f'  {"model":<38}{"top-1":>8}{"act. rate":>11}{"GFLOPs/img":>12}{"img/s":>8}'
-          f'{"speed-up":>10}')
-    for name, row in rows.items():
-        rate = row.get('act_rate', 1.0)
-        extra = f'{row["gflops"]:>12.4f}' if 'gflops' in row else f'{"-":>12}'
-        extra += (f'{row["img/s"]:>8.0f}{row["speed-up"]:>9.2f}x'
-                  if 'img/s' in row else f'{"-":>8}{"-":>10}')
-        print(f'  {name:<38}{row["accuracy/top1"]:>7.1f}%{rate:>11.2f}{extra}')
+    demo.step('summary (digits: 359 validation images), by tools/collect_results.py')
+    table = demo.run('summary', 'tools/collect_results.py', '--work-dirs',
+                     *(f'{name}={work_dir}' for name, work_dir in rows.items()), '--metrics',
+                     'accuracy/top1', 'act_rate', 'gflops', 't_params', 'i_params')
+    print('  ' + table.strip().replace('\n', '\n  '))
+    for name, timed in zip(['ViT (6 layers, 6 heads), dense', 'DyT on that ViT (target rate 0.5)'],
+                           speed):
+        print(f'  {name}: {timed["images_per_s"]["median"]:.0f} img/s on the CPU (batch 128), '
+              f'speed-up {timed["speedup"]["median"]:.2f}x')
     print(f'  DyT UperNet on the ADE shapes: mIoU {seg["mIoU"]:.1f}, activation rate '
           f'{seg["act_rate"]:.2f}')
     print(f'  learngene and its MAD picture: {learngene}, '

@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from mmengine.config import Config
 from mmengine.device import get_device
-from mmengine.registry import MODELS, RUNNERS
+from mmengine.registry import MODELS, RUNNERS, Registry
 from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
@@ -149,8 +149,16 @@ def choose_model_wrapper(cfg: Config, on_cpu: bool) -> None:
     wrapper = cfg.get('model_wrapper_cfg')
     if wrapper is not None and 'type' in wrapper:
         return
-    with MODELS.switch_scope_and_registry(cfg.get('default_scope')) as registry:
-        model_class = registry.get(cfg.model.type)
+    if Registry.split_scope_key(cfg.model.type)[0] is not None:
+        # A scoped type ('mmpretrain.X') means the same whatever scope is
+        # current in this process: look it up from the root.
+        model_class = MODELS.get(cfg.model.type)
+    else:
+        with MODELS.switch_scope_and_registry(cfg.get('default_scope')) as registry:
+            model_class = registry.get(cfg.model.type)
+    if model_class is None:
+        raise SetupError(f'model.type={cfg.model.type!r} is not a registered model: check its '
+                         "spelling and the config's default_scope")
     wrapper_type = default_model_wrapper(model_class, on_cpu)
     if wrapper is not None:
         wrapper['type'] = wrapper_type

@@ -39,9 +39,9 @@ import torch
 from torch import nn
 
 from ..models.layers import heads_are_shared
-from .artefacts.layers import LearngeneLayer
+from .artefacts.layers import FFN_KEYS, LearngeneLayer
 from .artefacts.vit import Learngene
-from .file_format import require
+from .file_format import Tensors, require
 
 FFN_SHARING = ('tied', 'independent')
 # The paper's named schedules: omega (H_a / H_d) of the three thirds of the depth.
@@ -261,34 +261,70 @@ def check_built_from(model: nn.Module, path: str, built: dict, given: dict) -> N
                          f'the learngene given has {describe(given)}')
 
 
-def copy_state(module: nn.Module, state: dict, name: str, field: str, inherited: Dict[str,
-                                                                                      int]) -> None:
-    """Copy the learngene's ``state`` (its entry ``field``) into every
-    parameter of ``module`` (``name`` in the descendant) and record each in
-    ``inherited`` (descendant name -> size).
+def copy_state(module: nn.Module, state: Tensors, name: str, field: str,
+               inherited: Dict[str, int]) -> None:
+    """Set every parameter and floating buffer (BatchNorm statistics) of
+    ``module`` (``name`` in the descendant) from the learngene's ``state``
+    (its entry ``field``); see :func:`copy_tensors`.
 
     Raises:
         ValueError: ``field.key`` is missing, or mis-shaped (named).
     """
-    for key, _ in list(module.named_parameters()):
-        owner, _, leaf = key.rpartition('.')
-        value = require(state, key, field)
-        copy_into(module.get_submodule(owner), leaf, value, f'{name}.{key}')
-        inherited[f'{name}.{key}'] = value.numel()
+    keys = [key for key, value in module.state_dict().items() if value.is_floating_point()]
+    copy_tensors(module, {key: require(state, key, field) for key in keys}, name, inherited)
 
 
-def copy_tensors(module: nn.Module, state: dict, name: str, inherited: Dict[str, int]) -> None:
+def copy_tensors(module: nn.Module, state: Tensors, name: str, inherited: Dict[str, int]) -> None:
     """Set every tensor of ``state`` (its dotted name in ``module`` -> value)
-    in ``module`` (``name`` in the descendant) and record each in
-    ``inherited`` (descendant name -> size).
+    in ``module`` (``name`` in the descendant) and record the parameters
+    among them in ``inherited`` (descendant name -> size).
 
     Raises:
         ValueError: A tensor is mis-shaped (named).
     """
+    parameters = dict(module.named_parameters())
     for key, value in state.items():
         owner, _, leaf = key.rpartition('.')
         copy_into(module.get_submodule(owner), leaf, value, f'{name}.{key}')
-        inherited[f'{name}.{key}'] = value.numel()
+        if key in parameters:
+            inherited[f'{name}.{key}'] = value.numel()
+
+
+def inherit_ffn(ffn: nn.Module,
+                weights: Tensors,
+                tied: bool,
+                name: str,
+                field: str,
+                inherited: Dict[str, int],
+                names: Optional[Dict[str, str]] = None) -> None:
+    """Initialise a descendant block's FFN from its FFN group's W.
+
+    In a tied run (``tied``) the run's :class:`FFNExpansion`, owned by its
+    first FFN (``ffn.expansion``), loads W and starts g as the identity, and
+    every FFN of the run records W as inherited; otherwise the FFN's
+    parameters are set to W.
+
+    Args:
+        ffn (nn.Module): The block's FFN (``name`` in the descendant).
+        weights (dict): W, FFN key (``fc1.weight`` ...) -> tensor; the
+            learngene's entry ``field``.
+        tied (bool): The block is in a tied run (W_t = g_t(W)).
+        inherited (dict): Descendant name -> size, updated.
+        names (dict, optional): FFN key -> its name in ``ffn``; default: the key.
+    """
+    names = names or {}
+    if tied:
+        if 'expansion' in ffn._modules:
+            ffn.expansion.load_ffn(weights)
+            ffn.expansion.reset_map()
+        inherited.update(
+            {f'{name}.{names.get(key, key)}': weights[key].numel()
+             for key in FFN_KEYS})
+    else:
+        copy_state(ffn, {
+            names.get(key, key): value
+            for key, value in weights.items()
+        }, name, field, inherited)
 
 
 def copy_into(module: nn.Module, name: str, value: torch.Tensor, label: str) -> None:

@@ -26,7 +26,7 @@ def odd_image(tmp_path_factory):
 
 
 def test_every_classification_base_is_checked():
-    assert len(BASES) == 21 and any(p.name == 'digits_bs32_32px.py' for p in BASES)
+    assert len(BASES) == 22 and any(p.name == 'digits_bs32_32px.py' for p in BASES)
 
 
 @pytest.mark.parametrize('path', BASES, ids=lambda p: p.stem)

@@ -17,13 +17,13 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from mmengine.config import Config
-from mmengine.registry import MODEL_WRAPPERS
+from mmengine.registry import MODEL_WRAPPERS, DefaultScope
 
 import mmvitdyn  # noqa: F401
 from helpers.classifiers import dyt_classifier, labelled_batch, sgd
 from helpers.dyt import spread_gates
 from helpers.models import tiny_backbone_cfg
-from mmvitdyn.engine.runner_setup import choose_model_wrapper
+from mmvitdyn.engine.runner_setup import SetupError, choose_model_wrapper
 
 WORLD, GLOBAL_BATCH = 2, 8
 
@@ -198,15 +198,25 @@ def test_a_wrapper_named_in_the_config_is_kept():
     assert cfg.model_wrapper_cfg == named
 
 
+@pytest.mark.parametrize('current_scope', [None, 'mmpretrain', 'mmdet'])
 @pytest.mark.parametrize('on_cpu,wrapper', [(True, 'CPUTwoPassDistributedDataParallel'),
                                             (False, 'TwoPassDistributedDataParallel')])
-def test_a_wrapper_config_without_type_gets_the_two_pass_wrapper(on_cpu, wrapper):
+def test_a_wrapper_config_without_type_gets_the_two_pass_wrapper(on_cpu, wrapper, current_scope):
+    # A scoped model type means the same whatever scope an earlier Runner
+    # left current in the process.
     cfg = Config(
         dict(
             model=dict(type='mmpretrain.DyTImageClassifier'),
             model_wrapper_cfg=dict(find_unused_parameters=True)))
-    choose_model_wrapper(cfg, on_cpu)
+    with DefaultScope.overwrite_default_scope(current_scope):
+        choose_model_wrapper(cfg, on_cpu)
     assert cfg.model_wrapper_cfg == dict(type=wrapper, find_unused_parameters=True)
+
+
+def test_an_unregistered_model_type_is_named():
+    cfg = Config(dict(default_scope='mmpretrain', model=dict(type='DyTImageClassifer')))
+    with pytest.raises(SetupError, match="model.type='DyTImageClassifer' is not a registered"):
+        choose_model_wrapper(cfg, on_cpu=True)
 
 
 @pytest.mark.parametrize('module,kwargs,error,message', [

@@ -192,6 +192,24 @@ def test_tleg_descendant_layers(tmp_path, num_layers, coefficients):
     assert counts['trainable'] == EMBED + num_layers * BLOCK + 2 * C
 
 
+@pytest.mark.parametrize('num_layers', [2, 5])
+def test_tleg_coefficient_written_out(tmp_path, num_layers):
+    """Layer l (0-based) of an L-layer descendant starts as theta_A + l / (L - 1)
+    theta_B (the rule written out here, L even and odd); at the Aux-Net's own
+    depth the descendant computes what the Aux-Net computes."""
+    aux = aux_net(num_layers=3)
+    path = save(ViTAncestry(aux).extract_expansion(), tmp_path, 'tleg.pth')
+    model = descendant(path, 'tleg', arch=dict(num_layers=num_layers))
+    for layer, block in enumerate(model.blocks):
+        for name, param in block.named_parameters():
+            theta_a, theta_b = aux.theta_a.get_parameter(name), aux.theta_b.get_parameter(name)
+            expected = theta_a + layer / (num_layers - 1) * theta_b
+            torch.testing.assert_close(param, expected, rtol=0, atol=1e-7)
+    same_depth = descendant(path, 'tleg', arch=dict(num_layers=3))
+    with torch.no_grad():
+        torch.testing.assert_close(same_depth(images())[0], aux(images())[0])
+
+
 # ------------------------------------------------------------------ errors
 def test_init_mode_and_file_must_agree(ancestry, tmp_path):
     auto = save(ViTAncestry(ancestry).extract_blocks('auto'), tmp_path, 'auto.pth')

@@ -3,6 +3,7 @@
     python tools/analysis_tools/benchmark.py [--arch base] [--img-size 224] [--patch-size 16]
         [--dispatch mlp [attn ...]] [--rates 1.0 0.5] [--batch-sizes 16 1] [--runs 5]
         [--threads N] [--device cpu|cuda|cuda:N] [--amp fp16|bf16] [--json OUT]
+        [--backends eager [compile onnx]]
     python tools/analysis_tools/benchmark.py --reduction [--reduction-rate 0.5] [--arch base] ...
     python tools/analysis_tools/benchmark.py --trained CONFIG CHECKPOINT [CONFIG CHECKPOINT ...]
         [--batch-sizes 64] [--runs 5] [--threads N] [--device ...] [--amp ...] [--json OUT]
@@ -36,13 +37,26 @@ first images of its validation set (a batch of each ``--batch-sizes``), the
 first model being the baseline of the speed-up; FLOPs per image are counted
 on the same images (DyT: at the tokens each image ran).
 
-``--json OUT`` writes the rows (model, batch size, device, dtype, images/s,
-speed-up, FLOPs, ratios) with the settings. Training-step memory and time:
-``benchmark_train.py``.
+Backends (``--backends``, default ``eager``): every model is timed under
+each backend named, all in the same interleaved rounds: ``eager`` (PyTorch),
+``compile`` (``torch.compile``, inductor, through
+:func:`mmvitdyn.deployment.compile_model`: DyT's packed path compiles into
+one graph) and ``onnx`` (the model exported to ONNX, opset
+:data:`~mmvitdyn.deployment.DEFAULT_OPSET`, and run by ONNX Runtime on the
+CPU with ``--threads`` intra-op threads; fp32 only). A row's speed-up and
+FLOP ratio are against the first model under the same backend (ORT dense vs
+ORT DyT), and ``vs_eager`` is its speed over the same model in eager
+(median of the per-round ratios). Compilation and export happen before the
+timing (compilation in the warm-up call).
+
+``--json OUT`` writes the rows (model, backend, batch size, device, dtype,
+images/s, speed-up, FLOPs, ratios) with the settings. Training-step memory
+and time: ``benchmark_train.py``.
 """
 import argparse
 import os
 import os.path as osp
+import tempfile
 from functools import partial
 from typing import Callable, Dict, List, NamedTuple
 
@@ -53,9 +67,9 @@ from torch import nn
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
 from mmvitdyn.analysis.timing import (amp_context, check_timing_options, comparison_rows,
-                                      dtype_name, format_table, iqr, time_interleaved,
+                                      dtype_name, format_table, iqr, spread, time_interleaved,
                                       timing_options, write_report)
-from mmvitdyn.apis import init_model
+from mmvitdyn.deployment import OnnxRuntimeModel, compile_model, export_onnx
 from mmvitdyn.engine.runner_setup import load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.models.layers import DISPATCH_PARTS
@@ -63,6 +77,8 @@ from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION, trusted_checkpoints, truste
 
 # --batch-sizes of each mode when none are given.
 DEFAULT_BATCH_SIZES = {'inference': [16, 1], 'reduction': [16], 'trained': [64]}
+# --backends: how a model runs (see the module docstring).
+BACKENDS = ('eager', 'compile', 'onnx')
 
 
 def parse_args(argv=None):
@@ -106,8 +122,16 @@ def parse_args(argv=None):
         metavar='CONFIG CHECKPOINT',
         help='time trained models instead: pairs of config and checkpoint, on the first '
         'validation images (a batch of each --batch-sizes)')
+    parser.add_argument(
+        '--backends',
+        nargs='+',
+        default=['eager'],
+        choices=BACKENDS,
+        help='time every model under each of these, side by side (default: eager)')
     parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     args = parser.parse_args(argv)
+    if len(set(args.backends)) < len(args.backends):
+        parser.error(f'--backends {" ".join(args.backends)} names a backend twice')
     if args.trust_checkpoint is not None and not args.trained:
         parser.error('--trust-checkpoint applies to the checkpoints of --trained; no other mode '
                      'loads one')
@@ -120,6 +144,9 @@ def parse_args(argv=None):
         args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
     except ValueError as error:
         parser.error(str(error))
+    if 'onnx' in args.backends and (args.device.type != 'cpu' or args.amp is not None):
+        parser.error(f'--backends onnx runs ONNX Runtime on the CPU in fp32: it needs --device '
+                     f'cpu and no --amp (got --device {args.device}, --amp {args.amp})')
     return parser, args
 
 
@@ -163,6 +190,9 @@ def settings_for_batch(args, dense: DyTViT, images: torch.Tensor) -> List[Settin
 def trained_settings(args) -> Dict[int, List[Setting]]:
     """The settings of each batch size: a setting per (config, checkpoint) of
     ``--trained``, the model on its first validation images."""
+    # Imported here: mmvitdyn.apis imports mmdet and mmseg, which load mmcv's
+    # compiled ops; the other modes run with mmcv-lite (tools/device_check.sh).
+    from mmvitdyn.apis import init_model
     settings = {batch: [] for batch in args.batch_sizes}
     num_images = max(args.batch_sizes)
     configs = args.trained[::2]
@@ -193,36 +223,84 @@ def trained_settings(args) -> Dict[int, List[Setting]]:
     return settings
 
 
-def time_rows(args, settings: List[Setting]) -> List[dict]:
-    """Time ``settings`` side by side on their batch; a row each (see
-    :func:`comparison_rows`; the first setting is the base of the speed-ups)."""
-    fns = {s.name: partial(s.model, s.inputs) for s in settings}
+class Backends:
+    """What timing calls for a setting under each backend of ``--backends``.
+
+    A model is compiled or exported once, the first time it is asked for (the
+    dense model serves every batch size), and kept (so its ``id`` stays its own).
+
+    Args:
+        threads (int): ONNX Runtime's intra-op threads.
+        onnx_dir (str): Where the ONNX exports are written.
+    """
+
+    def __init__(self, threads: int, onnx_dir: str):
+        self.threads = threads
+        self.onnx_dir = onnx_dir
+        self.made: Dict[tuple, tuple] = {}
+
+    def call(self, backend: str, setting: Setting) -> Callable[[], object]:
+        """``setting``'s model on its batch under ``backend``, as a call without arguments."""
+        key = (backend, id(setting.model))
+        if key not in self.made:
+            self.made[key] = (setting.model, self._make(backend, setting))
+        return partial(self.made[key][1], setting.inputs)
+
+    def _make(self, backend: str, setting: Setting) -> Callable:
+        if backend == 'eager':
+            return setting.model
+        if backend == 'compile':
+            return compile_model(setting.model)
+        path = osp.join(self.onnx_dir, f'model{len(self.made)}.onnx')
+        example = setting.inputs  # the export's example batch must be >= 2
+        if example.shape[0] == 1:
+            example = example.repeat(2, 1, 1, 1)
+        export_onnx(setting.model, example, path)
+        return OnnxRuntimeModel(path, threads=self.threads)
+
+
+def time_rows(args, settings: List[Setting], backends: Backends) -> List[dict]:
+    """Time ``settings`` under each of ``args.backends`` side by side on their batch; a row
+    each, backend by backend (see :func:`comparison_rows`; the first setting under the same
+    backend is the base of the speed-ups; ``vs_eager``: the speed over eager)."""
+    fns = {
+        f'{s.name} [{backend}]': backends.call(backend, s)
+        for backend in args.backends
+        for s in settings
+    }
     with torch.inference_mode(), amp_context(args.device, args.amp):
         samples = time_interleaved(fns, args.runs, args.device, min_time=args.min_time)
-    rows = comparison_rows(samples, settings[0].name, settings[0].inputs.shape[0], args.device,
-                           args.amp, {s.name: s.flops
-                                      for s in settings})
-    for row, s in zip(rows, settings):
-        row['act_rate'] = s.rate
+    flops = {s.name: s.flops for s in settings}
+    rows = []
+    for backend in args.backends:
+        seconds = {s.name: samples[f'{s.name} [{backend}]'] for s in settings}
+        backend_rows = comparison_rows(seconds, settings[0].name, settings[0].inputs.shape[0],
+                                       args.device, args.amp, flops)
+        for row, s in zip(backend_rows, settings):
+            row.update(backend=backend, act_rate=s.rate)
+            if backend != 'eager' and 'eager' in args.backends:
+                eager = samples[f'{s.name} [eager]'][:, 0]
+                row['vs_eager'] = spread(eager / seconds[s.name][:, 0])
+            rows.append(row)
     return rows
 
 
-def benchmark_trained(args) -> List[dict]:
+def benchmark_trained(args, backends: Backends) -> List[dict]:
     rows = []
     for settings in trained_settings(args).values():
-        rows += time_rows(args, settings)
+        rows += time_rows(args, settings, backends)
     print(f'Trained models on their first validation images; {run_conditions(args)} '
           '(speed-up: of the per-round ratios to the first model)')
     return rows
 
 
-def benchmark_inference(args) -> List[dict]:
+def benchmark_inference(args, backends: Backends) -> List[dict]:
     torch.manual_seed(args.seed)
     dense = build_backbone(args, None).to(args.device).eval()
     rows = []
     for batch in args.batch_sizes:
         images = torch.randn(batch, 3, args.img_size, args.img_size).to(args.device)
-        rows += time_rows(args, settings_for_batch(args, dense, images))
+        rows += time_rows(args, settings_for_batch(args, dense, images), backends)
     print(f'ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, adapter d='
           f'{args.adapter_dim}; {run_conditions(args)} (speed-up: of the per-round ratios to '
           'dense)')
@@ -298,7 +376,7 @@ def matched_tome_r(model: DyTViT, images: torch.Tensor, target: float) -> int:
     return min({low, max(low - 1, 0)}, key=lambda r: abs(flops(r) - target))
 
 
-def benchmark_reduction(args) -> List[dict]:
+def benchmark_reduction(args, backends: Backends) -> List[dict]:
     """Token-reduction methods at matched FLOPs next to DyT, against AdaptFormer."""
     torch.manual_seed(args.seed)
     dense = build_backbone(args, None).to(args.device).eval()
@@ -317,7 +395,7 @@ def benchmark_reduction(args) -> List[dict]:
                 settings.append(reduction_setting(name, model, images, rate))
         rows += [
             dict(row, tome_r=r) if 'ToMe' in row['model'] else row
-            for row in time_rows(args, settings)
+            for row in time_rows(args, settings, backends)
         ]
     print(f'Token reduction: ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, '
           f'adapter d={args.adapter_dim}; DyT at rate {rate:g}, ToMe r per block matched to '
@@ -329,6 +407,7 @@ def benchmark_reduction(args) -> List[dict]:
 COLUMNS = [
     ('batch', 'batch_size', 'd'),
     ('model', 'model', 's'),
+    ('backend', 'backend', 's'),
     ('act.', 'act_rate', '.2f'),
     ('ToMe r', 'tome_r', 'd'),
     ('img/s', 'images_per_s.median', '.2f'),
@@ -337,6 +416,7 @@ COLUMNS = [
     ('GFLOPs', 'gflops', '.4f'),
     ('FLOP ratio', 'flop_ratio', '.3f'),
     ('speed-up/FLOP ratio', 'speedup_per_flop_ratio', '.3f'),
+    ('vs eager', 'vs_eager.median', '.3f'),
 ]
 # On the CPU: the same by process CPU time.
 CPU_COLUMNS = [
@@ -351,11 +431,14 @@ BENCHMARKS = dict(
 def main(argv=None):
     _, args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    with trusted_checkpoints(trusted_names(args.trust_checkpoint, (args.trained or [])[1::2])):
-        rows = BENCHMARKS[args.mode](args)
+    with trusted_checkpoints(trusted_names(args.trust_checkpoint, (args.trained or [])[1::2])), \
+            tempfile.TemporaryDirectory() as onnx_dir:
+        rows = BENCHMARKS[args.mode](args, Backends(args.threads, onnx_dir))
     columns = COLUMNS + (CPU_COLUMNS if args.device.type == 'cpu' else [])
     if args.mode != 'reduction':
         columns = [c for c in columns if c[1] != 'tome_r']
+    if args.backends == ['eager']:
+        columns = [c for c in columns if c[0] not in ('backend', 'vs eager')]
     print(format_table(rows, columns))
     if args.json:
         write_report(args.json, 'benchmark.py', vars(args), rows, args.device)

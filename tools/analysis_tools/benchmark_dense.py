@@ -1,7 +1,7 @@
 """Inference speed of DyT's dense backbones, dense (every token) vs DyT, side by side.
 
     python tools/analysis_tools/benchmark_dense.py [--task det seg seg-pyramid]
-        [--arch base] [--det-size 1024] [--seg-size 512] [--rate 0.5] [--runs 5]
+        [--backbone-only] [--arch base] [--det-size 1024] [--seg-size 512] [--rate 0.5] [--runs 5]
         [--threads N] [--batch-sizes 1] [--device cpu|cuda|cuda:N] [--amp fp16|bf16]
         [--json OUT]
 
@@ -12,7 +12,9 @@ d = 64, blocks 3/5/7/11 out) with mmseg's multi-level neck (seg, as
 configs/dyt/upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py), and with the
 public code's pyramid inside the backbone and no final norm (seg-pyramid, as
 upernet_vit-b-p16-dyt_d64_pyramid_8xb2-160k_ade20k-512x512.py; one row, as that
-backbone alone feeds the head). Weights are random; every
+backbone alone feeds the head). ``--backbone-only`` times the backbones
+without the necks (and so imports no mmseg, whose import needs mmcv's
+compiled ops). Weights are random; every
 dispatcher's gate bias is calibrated on the benchmark image so that
 ``--rate`` of its patch tokens are active in evaluation. The dense model is
 the same model in complete mode (every token through every block part,
@@ -33,7 +35,6 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 from mmengine.logging import MMLogger
-from mmseg.models.necks import MultiLevelNeck
 from torch import nn
 
 from mmvitdyn.analysis import calibrate_gates, count_flops
@@ -49,6 +50,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument(
         '--task', nargs='+', choices=list(TASKS), default=list(TASKS), help='models to time')
+    parser.add_argument(
+        '--backbone-only', action='store_true', help='time the backbones without the necks')
     parser.add_argument('--arch', default='base', help="ViT arch: 'tiny', 'small', 'base', 'large'")
     parser.add_argument('--det-size', type=int, default=1024, help='detection input side')
     parser.add_argument('--seg-size', type=int, default=512, help='segmentation input side')
@@ -83,9 +86,13 @@ class Pipeline(nn.Module):
         return self.neck(self.backbone(x))
 
 
-def det_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
-    """ViTDet's backbone (as configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py),
-    and the timed parts: it alone and with its simple feature pyramid."""
+def det_models(arch: str,
+               size: int,
+               necks: bool = True,
+               **kwargs) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
+    """ViTDet's backbone (as configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py;
+    ``kwargs``: other arguments of :class:`DyTViTDet`), and the timed parts: it
+    alone and (``necks``) with its simple feature pyramid."""
     num_layers = DyTViTDet._parse_arch(arch)['num_layers']
     backbone = DyTViTDet(
         arch=arch,
@@ -93,7 +100,10 @@ def det_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Modu
         window_size=14,
         global_indices=every_quarter(num_layers),
         input_size=size,
-        adapter_cfg=dict(bottleneck=128))
+        adapter_cfg=dict(bottleneck=128),
+        **kwargs)
+    if not necks:
+        return backbone, [('backbone', backbone)]
     return backbone, [('backbone', backbone),
                       ('backbone+neck', Pipeline(backbone, SimpleFPN(backbone.embed_dims, 256)))]
 
@@ -111,22 +121,30 @@ def seg_backbone(arch: str, **kwargs) -> DyTViT:
         **kwargs)
 
 
-def seg_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
-    """The mmseg-style UperNet's backbone, and the timed parts: it alone and with
-    the multi-level neck."""
+def seg_models(arch: str,
+               size: int,
+               necks: bool = True) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
+    """The mmseg-style UperNet's backbone, and the timed parts: it alone and
+    (``necks``) with mmseg's multi-level neck."""
     backbone = seg_backbone(arch)
+    if not necks:
+        return backbone, [('backbone', backbone)]
+    from mmseg.models.necks import MultiLevelNeck
     dims = backbone.embed_dims
     neck = MultiLevelNeck([dims] * 4, dims, scales=[4, 2, 1, 0.5])
     return backbone, [('backbone', backbone), ('backbone+neck', Pipeline(backbone, neck))]
 
 
-def seg_pyramid_models(arch: str, size: int) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
-    """The public-code UperNet's backbone, the pyramid inside it, and the timed part: it."""
+def seg_pyramid_models(arch: str,
+                       size: int,
+                       necks: bool = True) -> Tuple[nn.Module, List[Tuple[str, nn.Module]]]:
+    """The public-code UperNet's backbone, the pyramid inside it, and the timed
+    part: it (with or without ``necks``: it has none)."""
     backbone = seg_backbone(arch, final_norm=False, pyramid=dict(type='RescalePyramid'))
     return backbone, [('backbone+pyramid', backbone)]
 
 
-TASKS: Dict[str, Callable[[str, int], Tuple[nn.Module, List[Tuple[str, nn.Module]]]]] = {
+TASKS: Dict[str, Callable[[str, int, bool], Tuple[nn.Module, List[Tuple[str, nn.Module]]]]] = {
     'det': det_models,
     'seg': seg_models,
     'seg-pyramid': seg_pyramid_models,
@@ -140,12 +158,14 @@ def benchmark(task: str,
               runs: int,
               batch: int = 1,
               device: torch.device = torch.device('cpu'),
-              amp: Optional[str] = None) -> List[dict]:
-    """Rows of ``task``'s timed parts, dense then DyT (with ``meets_target``), at
-    ``batch`` random images (the dispatchers calibrated on them to ``rate``); see
-    :func:`comparison_rows` for the figures."""
+              amp: Optional[str] = None,
+              necks: bool = True) -> List[dict]:
+    """Rows of ``task``'s timed parts (the backbone alone unless ``necks``),
+    dense then DyT (with ``meets_target``), at ``batch`` random images (the
+    dispatchers calibrated on them to ``rate``); see :func:`comparison_rows`
+    for the figures."""
     torch.manual_seed(0)
-    backbone, parts = TASKS[task](arch, size)
+    backbone, parts = TASKS[task](arch, size, necks)
     backbone.init_weights()
     for _, model in parts:
         model.to(device).eval()
@@ -210,7 +230,7 @@ def main(argv=None):
         size = args.det_size if task == 'det' else args.seg_size
         for batch in args.batch_sizes:
             rows += benchmark(task, args.arch, size, args.rate, args.runs, batch, args.device,
-                              args.amp)
+                              args.amp, not args.backbone_only)
     threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
     print(f'arch {args.arch}, rate {args.rate}, {args.device}{threads}, '
           f'{rows[0]["dtype"]}; medians of {args.runs} interleaved rounds')

@@ -1,24 +1,38 @@
 """Training step of DyT: peak memory and step time, on the CPU or a CUDA device.
 
-    python tools/analysis_tools/benchmark_train.py [--arch base] [--img-size 224]
-        [--patch-size 16] [--adapter-dim 64] [--batch-sizes 16] [--runs 3] [--threads N]
+    python tools/analysis_tools/benchmark_train.py [--model vit|vitdet] [--arch base]
+        [--img-size 224] [--patch-size 16] [--adapter-dim 64] [--batch-sizes 16] [--runs 3]
+        [--modes NAME ...] [--memory subprocess|in-process] [--threads N]
         [--device cpu|cuda|cuda:N] [--amp fp16|bf16] [--json OUT]
 
-Compared (:data:`TRAIN_MODES`): DyT's two-pass step (complete pass
-back-propagated first), the same step without the complete pass's CE (its
-pass then builds no graph), the same losses in one graph (what mmengine's
-own distributed wrapper runs), the two-pass step under its distributed
-wrapper (CPU: ``CPUTwoPassDistributedDataParallel``, 2 gloo processes, each
-with the batch and half the threads; CUDA: ``TwoPassDistributedDataParallel``
-over NCCL, a process per GPU, at most 2; the larger rank's figures), the
-dynamic pass alone, and AdaptFormer (dense, one pass). The model is
-``DyTImageClassifier`` with a random frozen ViT (100 classes, AdamW).
+Compared for ``--model vit`` (:data:`TRAIN_MODES`): DyT's two-pass step
+(complete pass back-propagated first), the same step without the complete
+pass's CE (its pass then builds no graph), the same losses in one graph
+(what mmengine's own distributed wrapper runs), the two-pass step under its
+distributed wrapper (CPU: ``CPUTwoPassDistributedDataParallel``, 2 gloo
+processes, each with the batch and half the threads; CUDA:
+``TwoPassDistributedDataParallel`` over NCCL, a process per GPU, at most 2;
+the larger rank's figures), the dynamic pass alone, and AdaptFormer (dense,
+one pass). The model is ``DyTImageClassifier`` with a random frozen ViT
+(100 classes, AdamW). ``--model vitdet`` (:data:`VITDET_MODES`): the ViTDet
+backbone and simple feature pyramid of ``benchmark_dense.py`` (DyTViTDet,
+windows of 14, adapter d = 128) on ``--img-size`` inputs, trained on a
+stand-in task loss (the mean square of every pyramid level) plus DyT's rate
+loss: its dynamic pass and AdaptFormer (a detector's heads and RoI ops are
+left out: they do not depend on the backbone's checkpointing).
 
-Memory: one training step per mode and batch size, each in a fresh
-subprocess (on the CPU the only honest peak): on the CPU the peak resident
-set size during the step (the kernel's peak counter is reset just before it),
-on CUDA ``torch.cuda.max_memory_allocated`` (its counter reset just before
-it), minus the size before the step. Step time: the single-process modes
+Every mode named ``... +cp`` is the mode before it with activation
+checkpointing (the backbone's ``with_cp``); its row adds the ratios of its
+memory growth and step time to that mode's (``vs_no_cp``): the issue's target
+is <= 0.35x the memory at <= 1.4x the time.
+
+Memory: one training step per mode and batch size, by default each in a
+fresh subprocess on the CPU (the only honest CPU peak) and in this process
+on CUDA (``--memory``): on the CPU the peak resident set size during the
+step (the kernel's peak counter is reset just before it), on CUDA
+``torch.cuda.max_memory_allocated`` (its counter reset just before it; the
+allocator's cache does not count), minus the size before the step. The
+distributed mode always runs in its own processes. Step time: the single-process modes
 built in one process and timed side by side by
 :func:`mmvitdyn.analysis.timing.time_interleaved` (a warm-up step each, then
 ``--runs`` interleaved rounds of one step each, synchronised on a GPU;
@@ -34,10 +48,11 @@ import os
 import socket
 import subprocess
 import sys
-from typing import List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import torch
 import torch.distributed as dist
+from benchmark_dense import det_models
 from mmengine.registry import MODEL_WRAPPERS
 
 from mmvitdyn.analysis.timing import (AMP_DTYPES, amp_context, check_timing_options, dtype_name,
@@ -46,28 +61,62 @@ from mmvitdyn.analysis.timing import (AMP_DTYPES, amp_context, check_timing_opti
 from mmvitdyn.engine.distributed import default_model_wrapper
 from mmvitdyn.models import DyTViT
 
+# The suffix of a mode with activation checkpointing (the backbone's with_cp).
+CP = ' +cp'
+
+
+def with_checkpointing(modes: Dict[str, dict], names: Sequence[str]) -> Dict[str, dict]:
+    """``modes`` with, right after each of ``names``, the same mode with ``with_cp``."""
+    return {
+        key: value
+        for name, mode in modes.items()
+        for key, value in [(name, mode)] +
+        ([(name + CP, dict(mode, with_cp=True))] if name in names else [])
+    }
+
+
 # The training steps compared: DyTImageClassifier arguments, how the step runs,
 # and whether it runs under the distributed wrapper (one process per rank).
-TRAIN_MODES = {
-    'dyt two-pass':
-    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step'),
-    'dyt two-pass no CE\'':
-    dict(dispatch='mlp', complete_loss=False, distill_loss=True, step='train_step'),
-    'dyt one graph':
-    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='loss'),
-    'dyt dynamic only':
-    dict(dispatch='mlp', complete_loss=False, distill_loss=False, step='train_step'),
-    'adaptformer':
-    dict(dispatch=None, complete_loss=False, distill_loss=False, step='train_step'),
-    'dyt two-pass DDP':
-    dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step', ddp=True),
-}
+TRAIN_MODES = with_checkpointing(
+    {
+        'dyt two-pass':
+        dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step'),
+        'dyt two-pass no CE\'':
+        dict(dispatch='mlp', complete_loss=False, distill_loss=True, step='train_step'),
+        'dyt one graph':
+        dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='loss'),
+        'dyt dynamic only':
+        dict(dispatch='mlp', complete_loss=False, distill_loss=False, step='train_step'),
+        'adaptformer':
+        dict(dispatch=None, complete_loss=False, distill_loss=False, step='train_step'),
+        'dyt two-pass DDP':
+        dict(dispatch='mlp', complete_loss=True, distill_loss=True, step='train_step', ddp=True),
+    }, ['dyt two-pass', 'dyt one graph', 'dyt dynamic only'])
+# ViTDet's backbone and pyramid on a stand-in task loss (plus the rate loss).
+VITDET_MODES = with_checkpointing(
+    {
+        'dyt dynamic only': dict(dispatch='mlp', step='features'),
+        'adaptformer': dict(dispatch=None, step='features'),
+    }, ['dyt dynamic only', 'adaptformer'])
+MODES = {'vit': TRAIN_MODES, 'vitdet': VITDET_MODES}
 # The mode the others' memory and time are relative to.
 BASE_MODE = 'dyt dynamic only'
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='DyT training step: peak memory and step time')
+    parser.add_argument(
+        '--model',
+        default='vit',
+        choices=list(MODES),
+        help="'vit': DyTImageClassifier; 'vitdet': ViTDet's backbone and pyramid")
+    parser.add_argument(
+        '--modes', nargs='+', help='the modes to compare (default: all of --model\'s)')
+    parser.add_argument(
+        '--memory',
+        choices=['subprocess', 'in-process'],
+        help='where each step\'s memory is measured (default: subprocess on the CPU, '
+        'in-process on CUDA)')
     parser.add_argument('--arch', default='base', choices=sorted(DyTViT.arch_zoo))
     parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
@@ -80,20 +129,29 @@ def parse_args(argv=None):
         default=len(os.sched_getaffinity(0)),
         help='torch intra-op threads (default: the CPUs available; DDP: split among the ranks)')
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--train-step-worker', choices=list(TRAIN_MODES), help=argparse.SUPPRESS)
+    parser.add_argument('--train-step-worker', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    modes = MODES[args.model]
+    args.modes = args.modes or list(modes)
+    unknown = [
+        name for name in args.modes + [args.train_step_worker or BASE_MODE] if name not in modes
+    ]
+    if unknown or BASE_MODE not in args.modes:
+        parser.error(f'--modes {args.modes}: --model {args.model} has the modes {list(modes)}, '
+                     f'{BASE_MODE!r} among those given (the base of the ratios)')
     try:
         args.device = check_timing_options(
             args.device, args.amp, args.batch_sizes, args.runs, min_runs=0)
     except ValueError as error:
         parser.error(str(error))
+    args.memory = args.memory or ('subprocess' if args.device.type == 'cpu' else 'in-process')
     return args
 
 
 class TrainStep(NamedTuple):
     """A training mode's model, optimiser and batch; ``run()`` makes one step."""
     mode: dict
-    model: torch.nn.Module  # the classifier, or its distributed wrapper
+    model: torch.nn.Module  # the classifier (or its distributed wrapper), or ViTDet's pipeline
     optim_wrapper: object
     data: dict
     device: torch.device
@@ -103,24 +161,24 @@ class TrainStep(NamedTuple):
         with amp_context(self.device, self.amp):
             if self.mode['step'] == 'train_step':
                 self.model.train_step(self.data, self.optim_wrapper)
-            else:
+                return
+            if self.mode['step'] == 'loss':
                 processed = self.model.data_preprocessor(self.data, True)
                 losses = self.model.loss(processed['inputs'], processed['data_samples'])
                 loss, _ = self.model.parse_losses(losses)
-                self.optim_wrapper.update_params(loss)
+            else:  # 'features': ViTDet's stand-in task loss and the rate loss
+                levels = self.model(self.data['inputs'])
+                loss = sum(level.float().square().mean() for level in levels)
+                if self.mode['dispatch'] is not None:
+                    loss = loss + 2 * self.model.backbone.rate_loss()
+            self.optim_wrapper.update_params(loss)
 
 
-def build_train_step(args, name: str, batch: int, device: torch.device) -> TrainStep:
-    """``DyTImageClassifier`` of TRAIN_MODES[name] (100 classes) on ``device``, a random
-    batch, AdamW; wrapped for data parallelism when a process group is initialised."""
-    from mmengine.optim import AmpOptimWrapper, OptimWrapper
+def build_classifier(args, mode: dict) -> torch.nn.Module:
+    """``DyTImageClassifier`` of ``mode`` (100 classes) on a random frozen ViT."""
     from mmengine.registry import MODELS, init_default_scope
-    from mmpretrain.structures import DataSample
-
-    mode = TRAIN_MODES[name]
-    torch.manual_seed(args.seed)
     init_default_scope('mmpretrain')
-    model = MODELS.build(
+    return MODELS.build(
         dict(
             type='DyTImageClassifier',
             complete_loss=mode['complete_loss'],
@@ -132,21 +190,49 @@ def build_train_step(args, name: str, batch: int, device: torch.device) -> Train
                 patch_size=args.patch_size,
                 dispatch=mode['dispatch'],
                 adapter_cfg=dict(bottleneck=args.adapter_dim),
+                with_cp=mode.get('with_cp', False),
                 allow_random_frozen=True),  # time and memory do not depend on the weights
             head=dict(
                 type='LinearClsHead',
                 num_classes=100,
-                in_channels=DyTViT.arch_zoo[args.arch]['embed_dims']))).to(device)
+                in_channels=DyTViT.arch_zoo[args.arch]['embed_dims'])))
+
+
+def build_vitdet(args, mode: dict) -> torch.nn.Module:
+    """ViTDet's backbone and simple feature pyramid (``benchmark_dense.py``'s) of ``mode``."""
+    backbone, parts = det_models(
+        args.arch,
+        args.img_size,
+        dispatch=mode['dispatch'],
+        with_cp=mode.get('with_cp', False),
+        allow_random_frozen=True)
+    backbone.init_weights()
+    backbone.attach_objective('benchmark_train.py')
+    return dict(parts)['backbone+neck']
+
+
+def build_train_step(args, name: str, batch: int, device: torch.device) -> TrainStep:
+    """The model of mode ``name`` of ``--model`` on ``device``, a random batch,
+    AdamW; wrapped for data parallelism when a process group is initialised."""
+    from mmengine.optim import AmpOptimWrapper, OptimWrapper
+    from mmpretrain.structures import DataSample
+
+    mode = MODES[args.model][name]
+    torch.manual_seed(args.seed)
+    model = (build_classifier if args.model == 'vit' else build_vitdet)(args, mode).to(device)
     model.train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     if device.type == 'cuda' and args.amp is not None:
         optim_wrapper = AmpOptimWrapper(optimizer=optimizer, dtype=AMP_DTYPES[args.amp])
     else:
         optim_wrapper = OptimWrapper(optimizer)
-    data = dict(
-        inputs=list(
-            torch.randint(0, 256, (batch, 3, args.img_size, args.img_size), dtype=torch.uint8)),
-        data_samples=[DataSample().set_gt_label(i % 100) for i in range(batch)])
+    if mode['step'] == 'features':
+        data = dict(inputs=torch.randn(batch, 3, args.img_size, args.img_size, device=device))
+    else:
+        data = dict(
+            inputs=list(
+                torch.randint(0, 256, (batch, 3, args.img_size, args.img_size), dtype=torch.uint8)),
+            data_samples=[DataSample().set_gt_label(i % 100) for i in range(batch)])
     if dist.is_initialized():
         on_cpu = device.type == 'cpu'
         model = MODEL_WRAPPERS.build(
@@ -158,9 +244,10 @@ def build_train_step(args, name: str, batch: int, device: torch.device) -> Train
     return TrainStep(mode, model, optim_wrapper, data, device, args.amp)
 
 
-def num_ranks(name: str, device: torch.device) -> int:
-    """Processes of mode ``name``: 2 gloo ranks on the CPU; a CUDA rank per GPU, at most 2."""
-    if not TRAIN_MODES[name].get('ddp', False):
+def num_ranks(name: str, device: torch.device, model: str = 'vit') -> int:
+    """Processes of mode ``name`` of ``--model``: 1; the distributed mode: 2 gloo
+    ranks on the CPU, a CUDA rank per GPU, at most 2."""
+    if not MODES[model][name].get('ddp', False):
         return 1
     return 2 if device.type == 'cpu' else min(2, torch.cuda.device_count())
 
@@ -201,15 +288,10 @@ def memory_status_kib(field: str) -> int:
     return int(line.split()[1])
 
 
-def train_step_worker(args) -> None:
-    """One training step in this (fresh) process; print its peak memory growth as JSON."""
-    name, device = args.train_step_worker, args.device
-    if TRAIN_MODES[name].get('ddp', False):  # the caller set the rendezvous variables
-        if device.type == 'cuda':
-            device = torch.device('cuda', int(os.environ['LOCAL_RANK']))
-            torch.cuda.set_device(device)
-        dist.init_process_group('gloo' if device.type == 'cpu' else 'nccl', init_method='env://')
-    step = build_train_step(args, name, args.batch_sizes[0], device)
+def measure_step(args, name: str, batch: int, device: torch.device) -> dict:
+    """One training step of mode ``name`` on ``batch`` images in this process: its
+    peak memory growth and peak (MB) and its time (s)."""
+    step = build_train_step(args, name, batch, device)
     if dist.is_initialized():
         dist.barrier()
     memory = PeakMemory(device)
@@ -217,9 +299,18 @@ def train_step_worker(args) -> None:
     with timed_region(device) as seconds:
         step.run()
     peak = memory.peak()
-    print(
-        json.dumps(
-            dict(growth_mb=(peak - before) / 2**20, peak_mb=peak / 2**20, seconds=seconds['wall'])))
+    return dict(growth_mb=(peak - before) / 2**20, peak_mb=peak / 2**20, seconds=seconds['wall'])
+
+
+def train_step_worker(args) -> None:
+    """One training step in this (fresh) process; print its figures as JSON."""
+    name, device = args.train_step_worker, args.device
+    if MODES[args.model][name].get('ddp', False):  # the caller set the rendezvous variables
+        if device.type == 'cuda':
+            device = torch.device('cuda', int(os.environ['LOCAL_RANK']))
+            torch.cuda.set_device(device)
+        dist.init_process_group('gloo' if device.type == 'cpu' else 'nccl', init_method='env://')
+    print(json.dumps(measure_step(args, name, args.batch_sizes[0], device)))
 
 
 def free_port() -> int:
@@ -231,10 +322,10 @@ def free_port() -> int:
 def run_train_step_workers(args, name: str, batch: int) -> dict:
     """Start the ``name`` worker (one process per rank) on ``batch`` images and wait;
     its figures (with several ranks the largest of each)."""
-    ranks = num_ranks(name, args.device)
+    ranks = num_ranks(name, args.device, args.model)
     passthrough = [
-        '--arch', args.arch, '--img-size', args.img_size, '--patch-size', args.patch_size,
-        '--adapter-dim', args.adapter_dim, '--threads',
+        '--model', args.model, '--arch', args.arch, '--img-size', args.img_size, '--patch-size',
+        args.patch_size, '--adapter-dim', args.adapter_dim, '--threads',
         max(1, args.threads // ranks), '--batch-sizes', batch, '--seed', args.seed, '--device',
         args.device, *(['--amp', args.amp] if args.amp else [])
     ]
@@ -257,31 +348,52 @@ def run_train_step_workers(args, name: str, batch: int) -> dict:
     return dict({key: max(r[key] for r in results) for key in results[0]}, ranks=ranks)
 
 
+def step_memory(args, name: str, batch: int) -> dict:
+    """The figures of one step of mode ``name`` (see ``--memory``)."""
+    if args.memory == 'in-process' and num_ranks(name, args.device, args.model) == 1:
+        return dict(measure_step(args, name, batch, args.device), ranks=1)
+    return run_train_step_workers(args, name, batch)
+
+
+def ratio(growth: float, base: float) -> Optional[float]:
+    """``growth / base``; None when ``base`` did not grow (the CPU allocator
+    reused freed memory, in-process)."""
+    return growth / base if base > 0 else None
+
+
 def benchmark_batch(args, batch: int) -> List[dict]:
-    """The rows of every mode at ``batch`` images per process."""
-    memory = {name: run_train_step_workers(args, name, batch) for name in TRAIN_MODES}
+    """The rows of every mode of ``--modes`` at ``batch`` images per process."""
+    memory = {name: step_memory(args, name, batch) for name in args.modes}
     times = {}
     if args.runs > 0:
         steps = {
             name: build_train_step(args, name, batch, args.device).run
-            for name in TRAIN_MODES if num_ranks(name, args.device) == 1
+            for name in args.modes if num_ranks(name, args.device, args.model) == 1
         }
         times = time_interleaved(steps, args.runs, args.device)
     rows = []
     for name, figures in memory.items():
+        mode = MODES[args.model][name]
         row = dict(
             model=name,
+            backbone=args.model,
             batch_size=batch,
             device=str(args.device),
             dtype=dtype_name(args.amp),
+            with_cp=mode.get('with_cp', False),
             ranks=figures['ranks'],
             growth_mb=figures['growth_mb'],
-            growth_vs_dynamic=figures['growth_mb'] / memory[BASE_MODE]['growth_mb'],
+            growth_vs_dynamic=ratio(figures['growth_mb'], memory[BASE_MODE]['growth_mb']),
             peak_mb=figures['peak_mb'],
             first_step_s=figures['seconds'])
+        plain = name[:-len(CP)] if row['with_cp'] else None
+        if plain in memory:
+            row['growth_vs_no_cp'] = ratio(figures['growth_mb'], memory[plain]['growth_mb'])
         if name in times:
             ratios = times[name] / times[BASE_MODE]
             row.update(step_s=spread(times[name][:, 0]), step_vs_dynamic=spread(ratios[:, 0]))
+            if plain in times:
+                row['step_vs_no_cp'] = spread((times[name] / times[plain])[:, 0])
             if args.device.type == 'cpu':
                 row.update(
                     cpu_step_s=spread(times[name][:, 1]), cpu_vs_dynamic=spread(ratios[:, 1]))
@@ -295,15 +407,19 @@ COLUMNS = [
     ('ranks', 'ranks', 'd'),
     ('growth MB', 'growth_mb', '.0f'),
     ('vs dynamic only', 'growth_vs_dynamic', '.2f'),
+    ('vs no cp', 'growth_vs_no_cp', '.2f'),
     ('peak MB', 'peak_mb', '.0f'),
     ('1st step s', 'first_step_s', '.2f'),
     ('| step s', 'step_s.median', '.3f'),
     ('step s q1-q3', iqr('step_s', '.3f'), 's'),
     ('vs dynamic only', 'step_vs_dynamic.median', '.3f'),
+    ('vs no cp', 'step_vs_no_cp.median', '.3f'),
 ]
 # On the CPU: step time by process CPU time too.
 CPU_COLUMNS = [('CPU s', 'cpu_step_s.median', '.3f'),
                ('vs dynamic only', 'cpu_vs_dynamic.median', '.3f')]
+# The models --model names, for the table's title.
+TITLES = {'vit': 'DyTImageClassifier, ViT', 'vitdet': "ViTDet's backbone and pyramid, ViT"}
 
 
 def main(argv=None):
@@ -315,10 +431,12 @@ def main(argv=None):
     rows = [row for batch in args.batch_sizes for row in benchmark_batch(args, batch)]
     memory = 'peak RSS' if args.device.type == 'cpu' else 'peak max_memory_allocated'
     threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
-    print(f'Training step, ViT {args.arch} {args.img_size}px, {args.device}{threads}, '
-          f'{dtype_name(args.amp)}: {memory} growth over the first step (a fresh process each), '
+    where = 'a fresh process each' if args.memory == 'subprocess' else 'in this process'
+    print(f'Training step, {TITLES[args.model]} {args.arch} {args.img_size}px, {args.device}'
+          f'{threads}, {dtype_name(args.amp)}: {memory} growth over the first step ({where}), '
           f'then the single-process steps interleaved in one process, medians of {args.runs} '
-          'rounds (ratios: medians of the per-round ratios)')
+          'rounds (ratios: medians of the per-round ratios; "+cp": with_cp, "vs no cp": to the '
+          'step without it)')
     print(format_table(rows, COLUMNS + (CPU_COLUMNS if args.device.type == 'cpu' else [])))
     if args.json:
         write_report(args.json, 'benchmark_train.py', vars(args), rows, args.device)

@@ -196,8 +196,9 @@ def main(argv=None):
             parser.exit(2, f'\nerror: {err}\n')
         plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
         plot_mad(learngene, plot)
-        print()
-        logger.info('\n' + learngene.summary())
+        # The result on stdout (the logger's stream is the one of the first
+        # call in the process).
+        print('\n' + learngene.summary())
         logger.info(f'built in {time.perf_counter() - start:.1f} s (the stages: '
                     'tools/learngene/benchmark_learngene.py)')
         logger.info(f'wrote {args.out} and {plot}')

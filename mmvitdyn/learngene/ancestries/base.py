@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import singledispatch
 from importlib import import_module
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, ClassVar, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -65,6 +65,36 @@ class Ancestry(ABC):
                 settings: Optional[dict] = None):
         """Step 4: the learngene, given the MAD, the head clusters (priority
         order) and the FFN groups that :meth:`condense` found."""
+
+
+class StagedAncestry(Ancestry):
+    """An ancestry built in stages (Swin, LeViT), condensed stage by stage
+    (:func:`condense_stages`)."""
+    # The family, named in errors.
+    FAMILY: ClassVar[str]
+
+    @abstractmethod
+    def stage_depths(self) -> List[int]:
+        """The attention blocks of every stage."""
+
+    def stage_tables(self, mad) -> Sequence[torch.Tensor]:
+        """One (depth, heads) MAD table per stage from the recorder's MAD
+        (by default the recorder gives these tables)."""
+        return mad
+
+    def condense(self, mad, num_images: int, how: 'CondenseSettings'):
+        """See :meth:`Ancestry.condense`, stage by stage: ``how.k`` is one
+        value or one per block over all stages; explicit FFN groups are
+        refused (the groups are found per stage)."""
+        clusters, groups, rule = condense_stages(
+            self.stage_tables(mad), self.stage_depths(), how, self.FAMILY)
+        return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
+
+
+def check_centroid(centroid: str) -> None:
+    """Raise ``ValueError`` unless ``centroid`` is one of :data:`CENTROIDS`."""
+    if centroid not in CENTROIDS:
+        raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
 
 
 @singledispatch
@@ -117,8 +147,7 @@ class CondenseSettings:
 
     def __post_init__(self):
         check_clustering_args(self.method, self.eps, self.min_samples, self.k)
-        if self.centroid not in CENTROIDS:
-            raise ValueError(f'centroid={self.centroid!r} is not one of {CENTROIDS}')
+        check_centroid(self.centroid)
 
     def record(self, ffn_rule: str, num_images: int) -> dict:
         """What a learngene's ``settings`` records of steps 1-3 (the centroid

@@ -28,8 +28,7 @@ from ..attention_distance import attention_distance, patch_distances
 from ..ffn_grouping import Groups
 from ..file_format import Tensors
 from ..head_clustering import HeadCluster
-from .base import (CENTROIDS, Ancestry, CondenseSettings, ancestry_for, condense_ffns,
-                   condense_stages, pick_heads, substate)
+from .base import StagedAncestry, ancestry_for, check_centroid, condense_ffns, pick_heads, substate
 
 # The activation LeViT computes with (mmcv's HSwish, torch's Hardswish).
 HSWISH = dict(type='HSwish')
@@ -211,13 +210,14 @@ class LeViTAttentionDistanceRecorder:
         ])
 
 
-class LeViTAncestry(Ancestry):
+class LeViTAncestry(StagedAncestry):
     """An mmpretrain ``LeViT`` ancestry, before ``switch_to_deploy`` (its
     BatchNorms apart), with LeViT's HSwish activations and MLPs.
 
     Args:
         backbone (LeViT): The ancestry.
     """
+    FAMILY = 'LeViT'
 
     def describe(self) -> dict:
         """Per stage ``embed_dims``, ``key_dims``, ``num_heads``, ``depths``,
@@ -256,13 +256,12 @@ class LeViTAncestry(Ancestry):
     def recorder(self) -> LeViTAttentionDistanceRecorder:
         return LeViTAttentionDistanceRecorder(self.backbone)
 
-    def condense(self, mad: LeViTMAD, num_images: int, how: CondenseSettings) -> LeViTLearngene:
-        """See :meth:`Ancestry.condense`, stage by stage (as for a Swin):
-        ``mad`` is a :class:`LeViTMAD`, ``how.k`` one value or one per
-        attention block over all stages; explicit FFN groups are refused."""
-        depths = [len(stage_layout(stage).blocks) for stage in self.backbone.stages]
-        clusters, groups, rule = condense_stages(mad.blocks, depths, how, 'LeViT')
-        return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
+    def stage_depths(self) -> List[int]:
+        return [len(stage_layout(stage).blocks) for stage in self.backbone.stages]
+
+    def stage_tables(self, mad: LeViTMAD) -> List[torch.Tensor]:
+        """The attention blocks' tables (``mad.blocks``)."""
+        return mad.blocks
 
     @torch.no_grad()
     def extract(self,
@@ -273,8 +272,7 @@ class LeViTAncestry(Ancestry):
                 settings: Optional[dict] = None) -> LeViTLearngene:
         """Condense the LeViT given its MAD, per stage the clusters of every
         attention block (priority order) and its FFN groups."""
-        if centroid not in CENTROIDS:
-            raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
+        check_centroid(centroid)
         backbone = self.backbone
         ancestry = self.describe()
         stages = []

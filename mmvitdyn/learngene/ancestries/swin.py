@@ -19,8 +19,8 @@ from ..artefacts.swin import SwinLearngene, SwinStage, WindowLearngeneLayer
 from ..attention_distance import attention_distance, patch_distances
 from ..file_format import Tensors
 from ..head_clustering import HeadCluster
-from .base import (CENTROIDS, Ancestry, CondenseSettings, ancestry_for, clone_state,
-                   condense_attention, condense_ffns, condense_stages, pick_heads)
+from .base import (StagedAncestry, ancestry_for, check_centroid, clone_state, condense_attention,
+                   condense_ffns, pick_heads)
 
 # The keys of mmcv's FFN (Linear-GELU-Dropout, Linear) as FFN_KEYS name them.
 SWIN_FFN = {
@@ -124,13 +124,14 @@ class WindowAttentionDistanceRecorder:
         return [(s / r).float().cpu() for s, r in zip(self._sums, rows)]
 
 
-class SwinAncestry(Ancestry):
+class SwinAncestry(StagedAncestry):
     """An mmpretrain ``SwinTransformer`` ancestry (without absolute position
     embedding).
 
     Args:
         backbone (SwinTransformer): The ancestry.
     """
+    FAMILY = 'Swin'
 
     def describe(self) -> dict:
         """``embed_dims``, ``depths``, ``num_heads`` and ``feedforward_channels``
@@ -159,15 +160,8 @@ class SwinAncestry(Ancestry):
     def recorder(self) -> WindowAttentionDistanceRecorder:
         return WindowAttentionDistanceRecorder(self.backbone)
 
-    def condense(self, mad: Sequence[torch.Tensor], num_images: int,
-                 how: CondenseSettings) -> SwinLearngene:
-        """See :meth:`Ancestry.condense`, stage by stage: ``mad`` is one
-        (depth, heads) table per stage, ``how.k`` one value or one per block
-        over all stages; explicit FFN groups are refused (a Swin's groups are
-        found per stage)."""
-        depths = [len(stage.blocks) for stage in self.backbone.stages]
-        clusters, groups, rule = condense_stages(mad, depths, how, 'Swin')
-        return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
+    def stage_depths(self) -> List[int]:
+        return [len(stage.blocks) for stage in self.backbone.stages]
 
     @torch.no_grad()
     def extract(self,
@@ -178,8 +172,7 @@ class SwinAncestry(Ancestry):
                 settings: Optional[dict] = None) -> SwinLearngene:
         """Condense the Swin given, per stage, its MAD table, the clusters of
         every block (priority order) and its FFN groups."""
-        if centroid not in CENTROIDS:
-            raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
+        check_centroid(centroid)
         backbone = self.backbone
         ancestry = self.describe()
         stages = []

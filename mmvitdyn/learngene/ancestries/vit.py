@@ -23,7 +23,7 @@ from ..attention_distance import attention_distance, patch_attention, patch_dist
 from ..ffn_grouping import Groups, group_ffns
 from ..file_format import Tensors
 from ..head_clustering import HeadCluster, cluster_heads
-from .base import (CENTROIDS, Ancestry, CondenseSettings, ancestry_for, clone_state,
+from .base import (Ancestry, CondenseSettings, ancestry_for, check_centroid, clone_state,
                    condense_attention, condense_ffns, substate)
 
 
@@ -265,8 +265,7 @@ class ViTAncestry(Ancestry):
                 parameters (Q/K/V rows and biases, W^O slices; FFN weights).
             settings (dict, optional): Recorded as is.
         """
-        if centroid not in CENTROIDS:
-            raise ValueError(f'centroid={centroid!r} is not one of {CENTROIDS}')
+        check_centroid(centroid)
         backbone = self.backbone
         blocks = list(backbone.blocks)
         if len(clusters) != len(blocks):

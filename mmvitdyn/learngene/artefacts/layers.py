@@ -4,12 +4,13 @@ file entries."""
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
 from ...models.layers import FFN_PARAMS
-from ..file_format import Tensors, expect_int, expect_norm, expect_tensor, expect_type, require
+from ..file_format import (Tensors, expect_int, expect_norm, expect_tensor, expect_type,
+                           format_settings, require)
 from ..head_clustering import HeadCluster
 
 FFN_KEYS = tuple(FFN_PARAMS)
@@ -147,8 +148,10 @@ def ffn_group_from_dict(data: dict, where: str) -> FFNGroup:
 class StagedLearngene:
     """What a learngene in stages (a Swin's, a LeViT's) does alike: its
     ``stages`` field holds ``STAGE`` dataclasses with ``mad``, ``layers``
-    (``LAYER`` dataclasses) and ``ffn_groups``. A base of the learngene's
-    dataclass, before :class:`~..file_format.LearngeneFile`."""
+    (``LAYER`` dataclasses) and ``ffn_groups``; its ``ancestry`` has
+    ``depths`` and ``num_heads`` per stage. A base of the learngene's
+    dataclass, before :class:`~..file_format.LearngeneFile`, which gives
+    :meth:`architecture` (a summary line) and :meth:`num_parameters`."""
     STAGE: ClassVar[type]
     LAYER: ClassVar[type]
 
@@ -162,15 +165,35 @@ class StagedLearngene:
         return [(f'{s}.{b}', stage.mad[b], layer.clusters) for s, stage in enumerate(self.stages)
                 for b, layer in enumerate(stage.layers)]
 
-    def stage_lines(self) -> List[str]:
-        """Per stage, a summary line: centroids per block, FFN groups of several blocks."""
-        lines = []
+    def summary(self) -> str:
+        """The architecture, the settings, per stage the centroids per block
+        and the FFN groups of several blocks, and the inherited parameters."""
+        lines = [self.architecture(), 'settings: ' + format_settings(self.settings)]
         for index, stage in enumerate(self.stages):
             multi = [list(g.layers) for g in stage.ffn_groups if len(g.layers) > 1]
             lines.append(f'stage {index}: centroids per block '
                          f'{[layer.num_centroids for layer in stage.layers]}, FFN groups of '
                          f'several blocks {multi or "none"}')
-        return lines
+        lines.append(f'inherited parameters: {self.num_parameters() / 1e6:.3f}M')
+        return '\n'.join(lines)
+
+    def validate_stages(self) -> Iterator[Tuple[str, int, Any]]:
+        """Check that ``stages`` holds one ``STAGE`` per ancestry stage, each
+        with a finite (depth, heads) MAD table and one layer per block; yield
+        (its field, its index, the stage) for the family's further checks."""
+        depths, heads = self.ancestry['depths'], self.ancestry['num_heads']
+        expect_type(self.stages, list, 'stages')
+        if len(self.stages) != len(depths):
+            raise ValueError(f'learngene has {len(self.stages)} stages, ancestry.depths={depths}')
+        for s, stage in enumerate(self.stages):
+            where = f'stages[{s}]'
+            expect_type(stage, self.STAGE, where)
+            expect_tensor(stage.mad, f'{where}.mad', (depths[s], heads[s]))
+            expect_type(stage.layers, list, f'{where}.layers')
+            if len(stage.layers) != depths[s]:
+                raise ValueError(f'learngene {where} has {len(stage.layers)} layers, depth '
+                                 f'{depths[s]}')
+            yield where, s, stage
 
     def encode_field(self, name: str, value):
         if name == 'stages':

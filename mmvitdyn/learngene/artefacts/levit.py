@@ -17,8 +17,8 @@ from typing import ClassVar, Dict, List, Optional, Tuple
 
 import torch
 
-from ..file_format import (LearngeneFile, Tensors, expect_int, expect_tensor, expect_type,
-                           format_settings, require, validate_settings)
+from ..file_format import (LearngeneFile, Tensors, expect_int, expect_tensor, expect_type, require,
+                           validate_settings)
 from ..head_clustering import HeadCluster
 from .layers import (FFNGroup, StagedLearngene, expect_stage_lists, validate_clusters,
                      validate_ffn_groups)
@@ -147,25 +147,21 @@ class LeViTLearngene(StagedLearngene, LearngeneFile):
     stages: List[LeViTStage] = field(default_factory=list)
 
     # ------------------------------------------------------------- queries
-    def summary(self) -> str:
-        a, lines = self.ancestry, []
-        lines.append(f"Learngene of a LeViT: widths {a['embed_dims']}, depths {a['depths']}, "
-                     f"heads {a['num_heads']} of key width {a['key_dims']}, grids "
-                     f"{a['resolutions']}")
-        lines.append('settings: ' + format_settings(self.settings))
-        lines += self.stage_lines()
-        total = sum(t.numel() for key, t in self._entries() if not is_statistic(key))
-        lines.append(f'inherited parameters: {total / 1e6:.3f}M')
-        return '\n'.join(lines)
+    def architecture(self) -> str:
+        a = self.ancestry
+        return (f"Learngene of a LeViT: widths {a['embed_dims']}, depths {a['depths']}, "
+                f"heads {a['num_heads']} of key width {a['key_dims']}, grids "
+                f"{a['resolutions']}")
 
-    def _entries(self) -> List[Tuple[str, torch.Tensor]]:
-        """(key, tensor) of every tensor the descendants inherit."""
+    def num_parameters(self) -> int:
+        """Parameters the descendants inherit (BatchNorm statistics apart)."""
         states = [self.embeddings]
         for stage in self.stages:
             states += [stage.downsample, stage.downsample_mlp]
             states += [group.weights for group in stage.ffn_groups]
             states += [state for layer in stage.layers for state in (layer.heads, layer.proj_bn)]
-        return [item for state in states for item in state.items()]
+        return sum(t.numel() for state in states for key, t in state.items()
+                   if not is_statistic(key))
 
     # ----------------------------------------------------------- validation
     def validate(self) -> None:
@@ -173,18 +169,8 @@ class LeViTLearngene(StagedLearngene, LearngeneFile):
         validate_settings(self.settings)
         a = self._validate_ancestry()
         _expect_state(self.embeddings, 'embeddings')
-        expect_type(self.stages, list, 'stages')
-        if len(self.stages) != len(a['depths']):
-            raise ValueError(f'learngene has {len(self.stages)} stages, ancestry.depths='
-                             f"{a['depths']}")
-        for s, stage in enumerate(self.stages):
-            where = f'stages[{s}]'
-            expect_type(stage, LeViTStage, where)
+        for where, s, stage in self.validate_stages():
             c, heads, depth = a['embed_dims'][s], a['num_heads'][s], a['depths'][s]
-            expect_tensor(stage.mad, f'{where}.mad', (depth, heads))
-            expect_type(stage.layers, list, f'{where}.layers')
-            if len(stage.layers) != depth:
-                raise ValueError(f'learngene {where} has {len(stage.layers)} layers, depth {depth}')
             shapes = head_shapes(a, s)
             for index, layer in enumerate(stage.layers):
                 field_ = f'{where}.layers[{index}]'

@@ -14,7 +14,7 @@ from typing import ClassVar, Dict, List
 import torch
 
 from ..file_format import (LearngeneFile, Tensors, expect_int, expect_norm, expect_tensor,
-                           expect_type, format_settings, require, validate_settings)
+                           expect_type, require, validate_settings)
 from .layers import (FFNGroup, LearngeneLayer, StagedLearngene, expect_stage_lists,
                      validate_ffn_groups, validate_layer)
 
@@ -75,18 +75,14 @@ class SwinLearngene(StagedLearngene, LearngeneFile):
     stages: List[SwinStage] = field(default_factory=list)
 
     # ------------------------------------------------------------- queries
-    def summary(self) -> str:
-        a, lines = self.ancestry, []
-        lines.append(f"Learngene of a Swin: depths {a['depths']}, heads {a['num_heads']} of "
-                     f"{head_dims(a)}, widths {stage_dims(a)}, window {a['window_size']}, "
-                     f"patch {a['patch_size']}")
-        lines.append('settings: ' + format_settings(self.settings))
-        lines += self.stage_lines()
-        total = sum(t.numel() for t in self._tensors())
-        lines.append(f'inherited parameters: {total / 1e6:.3f}M')
-        return '\n'.join(lines)
+    def architecture(self) -> str:
+        a = self.ancestry
+        return (f"Learngene of a Swin: depths {a['depths']}, heads {a['num_heads']} of "
+                f"{head_dims(a)}, widths {stage_dims(a)}, window {a['window_size']}, "
+                f"patch {a['patch_size']}")
 
-    def _tensors(self) -> List[torch.Tensor]:
+    def num_parameters(self) -> int:
+        """Parameters the descendants inherit."""
         tensors = [*self.embeddings.values()]
         tensors += [t for norm in self.final_norms.values() for t in norm.values()]
         for stage in self.stages:
@@ -99,7 +95,7 @@ class SwinLearngene(StagedLearngene, LearngeneFile):
                 ]
                 if layer.qkv_bias is not None:
                     tensors.append(layer.qkv_bias)
-        return tensors
+        return sum(t.numel() for t in tensors)
 
     # ----------------------------------------------------------- validation
     def validate(self) -> None:
@@ -117,22 +113,8 @@ class SwinLearngene(StagedLearngene, LearngeneFile):
             expect_norm(
                 require(self.final_norms, f'norm{index}', 'final_norms'),
                 f'final_norms.norm{index}', dims[index])
-        expect_type(self.stages, list, 'stages')
-        if len(self.stages) != len(a['depths']):
-            raise ValueError(f'learngene has {len(self.stages)} stages, ancestry.depths='
-                             f"{a['depths']}")
         table = (2 * window - 1)**2
-        for s, stage in enumerate(self.stages):
-            where = f'stages[{s}]'
-            expect_type(stage, SwinStage, where)
-            expect_tensor(stage.mad, f'{where}.mad', (a['depths'][s], heads[s]))
-            if not torch.isfinite(stage.mad).all():
-                raise ValueError(f'learngene {where}.mad has non-finite values at (block, head) '
-                                 f'{torch.nonzero(~torch.isfinite(stage.mad)).tolist()}')
-            expect_type(stage.layers, list, f'{where}.layers')
-            if len(stage.layers) != a['depths'][s]:
-                raise ValueError(f'learngene {where} has {len(stage.layers)} layers, depth '
-                                 f"{a['depths'][s]}")
+        for where, s, stage in self.validate_stages():
             for index, layer in enumerate(stage.layers):
                 field_ = f'{where}.layers[{index}]'
                 expect_type(layer, WindowLearngeneLayer, field_)

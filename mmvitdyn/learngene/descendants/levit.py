@@ -18,15 +18,15 @@ import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from mmpretrain.models import LeViT
-from torch import nn
 
 from ...models.utils import loads_checkpoint
 from ...utils import check_int
 from ..ancestries.levit import HSWISH, stage_layout
 from ..artefacts.levit import HEAD_AXES, LeViTLayer, LeViTLearngene, merge_heads
-from ..file_format import Tensors, require
-from ..inheritance import (check_built_from, copy_into, head_assignment, heads_per_layer,
-                           layer_sources)
+from ..file_format import Tensors
+from ..inheritance import (check_built_from, copy_state, copy_tensors, head_assignment,
+                           heads_per_layer, layer_sources)
+from .inheritance_record import InheritanceRecord
 
 DESCENDANT_ARCH_KEYS = ('num_heads', 'omega', 'depths')
 
@@ -97,7 +97,7 @@ def descendant_stages(arch: dict, ancestry: dict) -> Tuple[List[int], List[int]]
 
 
 @MODELS.register_module()
-class LearngeneLeViT(LeViT):
+class LearngeneLeViT(InheritanceRecord, LeViT):
     """A LeViT descendant of Cluster-Learngene, built from a LeViT learngene.
 
     The widths, key widths, grids, attention and MLP ratios and activations
@@ -145,7 +145,7 @@ class LearngeneLeViT(LeViT):
         self.assignments = self._assignments(meta)
         # Parameter name -> size, for what the learngene initialised.
         self.inherited: Dict[str, int] = {}
-        self._register_load_state_dict_pre_hook(self._forget_loaded)
+        self._register_load_state_dict_pre_hook(self.forget_loaded)
 
     def _assignments(self, learngene: LeViTLearngene) -> List[List[List[int]]]:
         return [[head_assignment(counts[source], h) for source in sources]
@@ -176,39 +176,24 @@ class LearngeneLeViT(LeViT):
         check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
                          {'heads from centroids': self._assignments(learngene)})
         inherited: Dict[str, int] = {}
-        copy_module(self.patch_embed, learngene.embeddings, 'patch_embed', 'embeddings', inherited)
+        copy_state(self.patch_embed, learngene.embeddings, 'patch_embed', 'embeddings', inherited)
         for s, (stage, condensed) in enumerate(zip(self.stages, learngene.stages)):
             layout = stage_layout(stage)
             if layout.downsample is not None:
                 attn, mlp = layout.downsample
-                copy_module(stage[attn], condensed.downsample, f'stages.{s}.{attn}',
-                            f'stages[{s}].downsample', inherited)
-                copy_module(stage[mlp].block, condensed.downsample_mlp, f'stages.{s}.{mlp}.block',
-                            f'stages[{s}].downsample_mlp', inherited)
+                copy_state(stage[attn], condensed.downsample, f'stages.{s}.{attn}',
+                           f'stages[{s}].downsample', inherited)
+                copy_state(stage[mlp].block, condensed.downsample_mlp, f'stages.{s}.{mlp}.block',
+                           f'stages[{s}].downsample_mlp', inherited)
             for (attn, mlp), source, assignment in zip(layout.blocks, self.sources[s],
                                                        self.assignments[s]):
                 copy_tensors(stage[attn].block, head_tensors(condensed.layers[source], assignment),
                              f'stages.{s}.{attn}.block', inherited)
                 group = condensed.group_of(source)
-                copy_module(stage[mlp].block, condensed.ffn_groups[group].weights,
-                            f'stages.{s}.{mlp}.block', f'stages[{s}].ffn_groups[{group}]',
-                            inherited)
+                copy_state(stage[mlp].block, condensed.ffn_groups[group].weights,
+                           f'stages.{s}.{mlp}.block', f'stages[{s}].ffn_groups[{group}]', inherited)
         self.inherited = inherited
         self.train(self.training)  # LeViT's attentions cache their biases in eval mode
-
-    def parameter_counts(self) -> Dict[str, int]:
-        """``t_params``: the descendant's parameters; ``i_params``: those set
-        from the learngene (0 after loading its own checkpoint)."""
-        return dict(
-            t_params=sum(p.numel() for p in self.parameters()),
-            i_params=sum(self.inherited.values()))
-
-    def _forget_loaded(self, state_dict, prefix, *args, **kwargs):
-        """Load-state-dict pre-hook: loaded tensors no longer count as inherited."""
-        self.inherited = {
-            name: size
-            for name, size in self.inherited.items() if prefix + name not in state_dict
-        }
 
 
 def head_tensors(layer: LeViTLayer, assignment: Sequence[int]) -> Tensors:
@@ -219,23 +204,3 @@ def head_tensors(layer: LeViTLayer, assignment: Sequence[int]) -> Tensors:
     tensors = {key: merge_heads(layer.heads[key][index], axis) for key, axis in HEAD_AXES.items()}
     tensors.update({f'proj.1.bn.{key}': value for key, value in layer.proj_bn.items()})
     return tensors
-
-
-def copy_tensors(module: nn.Module, tensors: Tensors, name: str, inherited: Dict[str, int]) -> None:
-    """Set the parameters and buffers of ``module`` (``name`` in the
-    descendant) that ``tensors`` names, after a shape check naming each;
-    record the parameters in ``inherited`` (name -> size)."""
-    parameters = dict(module.named_parameters())
-    for key, value in tensors.items():
-        owner, _, leaf = key.rpartition('.')
-        copy_into(module.get_submodule(owner), leaf, value, f'{name}.{key}')
-        if key in parameters:
-            inherited[f'{name}.{key}'] = value.numel()
-
-
-def copy_module(module: nn.Module, state: Tensors, name: str, field: str,
-                inherited: Dict[str, int]) -> None:
-    """Set every parameter and BatchNorm statistic of ``module`` from the
-    learngene's ``state`` (its entry ``field``; a missing key is named)."""
-    keys = [key for key, value in module.state_dict().items() if value.is_floating_point()]
-    copy_tensors(module, {key: require(state, key, field) for key in keys}, name, inherited)

@@ -20,13 +20,14 @@ from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from mmpretrain.models import SwinTransformer
 
-from ...models.layers import FFN_PARAMS, FFNExpansion, hold, release, supplied
+from ...models.layers import FFNExpansion, hold, release, supplied
 from ...models.layers.window_msa import HeadWidthWindowMSA
 from ...models.utils import loads_checkpoint
 from ..ancestries.swin import SWIN_FFN
 from ..artefacts.swin import SwinLearngene, SwinStage, head_dims
 from ..inheritance import (FFN_SHARING, check_built_from, copy_into, copy_state, head_assignment,
-                           heads_from_omega, inherit_attention)
+                           heads_from_omega, inherit_attention, inherit_ffn)
+from .inheritance_record import Holders, InheritanceRecord, expanded_ffn_holders
 
 # A tied FFN group: (stage, its blocks in order).
 TiedGroup = Tuple[int, Tuple[int, ...]]
@@ -43,7 +44,7 @@ def tied_groups(stages: Sequence[SwinStage], ffn_sharing: str) -> List[TiedGroup
 
 
 @MODELS.register_module()
-class LearngeneSwin(SwinTransformer):
+class LearngeneSwin(InheritanceRecord, SwinTransformer):
     """A Swin descendant of Cluster-Learngene, built from a Swin learngene.
 
     The widths, depths, windows, head width and patch size are the
@@ -66,6 +67,8 @@ class LearngeneSwin(SwinTransformer):
             ``with_cp`` only without tied groups (a recomputed block would
             lack its supplied FFN).
     """
+
+    HOLDER_PARTS = ('.ffn.expansion.', )
 
     def __init__(self,
                  learngene: str,
@@ -218,18 +221,8 @@ class LearngeneSwin(SwinTransformer):
                 copy_state(block.norm1, layer.norm1, f'{prefix}.norm1', f'{where}.norm1', inherited)
                 copy_state(block.norm2, layer.norm2, f'{prefix}.norm2', f'{where}.norm2', inherited)
                 group = next(g for g in condensed.ffn_groups if b in g.layers)
-                if (s, b) in tied:
-                    if b == group.layers[0]:
-                        block.ffn.expansion.load_ffn(group.weights)
-                        block.ffn.expansion.reset_map()
-                    inherited.update({
-                        f'{prefix}.ffn.{name}': group.weights[key].numel()
-                        for key, name in SWIN_FFN.items()
-                    })
-                else:
-                    ffn = {name: group.weights[key] for key, name in SWIN_FFN.items()}
-                    copy_state(block.ffn, ffn, f'{prefix}.ffn', f'stages[{s}].ffn_groups',
-                               inherited)
+                inherit_ffn(block.ffn, group.weights, (s, b) in tied, f'{prefix}.ffn',
+                            f'stages[{s}].ffn_groups', inherited, SWIN_FFN)
             if stage.downsample is not None:
                 copy_state(stage.downsample, condensed.downsample, f'stages.{s}.downsample',
                            f'stages[{s}].downsample', inherited)
@@ -246,46 +239,16 @@ class LearngeneSwin(SwinTransformer):
         self.tied_groups, self.ffn_sharing = [], 'independent'
         return self
 
-    def deployed_parameters(self) -> Dict[str, Tuple[str, int]]:
-        """Every tensor of the deployed (materialised) descendant.
-
-        Returns:
-            dict[str, tuple[str, int]]: Deployed name (as after
-            :meth:`materialize`) -> (the parameter that holds it, its size).
-            A tied group's W appears once per block; its map g, which
-            exists only while training, not at all.
-        """
-        deployed = {
-            name: (name, param.numel())
-            for name, param in self.named_parameters() if '.ffn.expansion.' not in name
-        }
+    def held_tensors(self) -> Holders:
+        """The FFN tensors of every tied group, held by its expansion."""
+        held: Holders = {}
         for group in self.tied_groups:
             s, blocks = group
-            owner = f'stages.{s}.blocks.{blocks[0]}.ffn.expansion'
-            expansion = self._expansion(group)
-            for b in blocks:
-                for key, attr in FFN_PARAMS.items():
-                    deployed[f'stages.{s}.blocks.{b}.ffn.{SWIN_FFN[key]}'] = (f'{owner}.{attr}',
-                                                                              getattr(
-                                                                                  expansion,
-                                                                                  attr).numel())
-        return deployed
-
-    def parameter_counts(self) -> Dict[str, int]:
-        """The paper's counts, for this backbone.
-
-        Returns:
-            dict[str, int]: ``t_params``: parameters of the descendant as
-            deployed, every block's FFN counted (the size after
-            :meth:`materialize`); ``i_params``: those of them set from the
-            learngene (0 after loading its own checkpoint); ``trainable``:
-            the free parameters the optimiser updates (fewer than
-            ``t_params`` with tied groups; the maps g included).
-        """
-        return dict(
-            t_params=sum(size for _, size in self.deployed_parameters().values()),
-            i_params=sum(self.inherited.values()),
-            trainable=sum(p.numel() for p in self.parameters() if p.requires_grad))
+            held.update(
+                expanded_ffn_holders(
+                    self._expansion(group), f'stages.{s}.blocks.{blocks[0]}.ffn.expansion',
+                    [f'stages.{s}.blocks.{b}.ffn' for b in blocks], SWIN_FFN))
+        return held
 
     def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
         """Load-state-dict pre-hook: refuse a checkpoint whose tied FFN groups
@@ -301,8 +264,4 @@ class LearngeneSwin(SwinTransformer):
                 f'the checkpoint holds tied FFN groups (ffn.expansion) in blocks {saved}, this '
                 f'{type(self).__name__} (ffn_sharing={self.ffn_sharing!r}) in {ours}; build it '
                 'with the ffn_sharing the checkpoint was trained with')
-        holders = self.deployed_parameters()
-        self.inherited = {
-            name: size
-            for name, size in self.inherited.items() if prefix + holders[name][0] not in state_dict
-        }
+        self.forget_loaded(state_dict, prefix)

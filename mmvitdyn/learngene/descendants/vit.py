@@ -8,24 +8,24 @@ learngene file.
 """
 import re
 from functools import partial
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 
 from ...models.backbones import DyTViT, ViT
-from ...models.layers import (FFN_PARAMS, SHARED_HEAD_PARAMS, FFNExpansion,
-                              attention_with_shared_heads, expanded_mlp, heads_are_shared, hold,
-                              resize_pos_embed, unshare_heads)
+from ...models.layers import (SHARED_HEAD_PARAMS, FFNExpansion, attention_with_shared_heads,
+                              expanded_mlp, heads_are_shared, hold, resize_pos_embed, unshare_heads)
 from ...models.utils import loads_checkpoint
 from ..artefacts.block import BlockLearngene
-from ..artefacts.layers import FFN_KEYS
 from ..artefacts.tleg import TLEGLearngene
 from ..artefacts.vit import Learngene, vit_arguments
 from ..file_format import require
 from ..inheritance import (DescendantPlan, check_built_from, copy_into, copy_state, copy_tensors,
-                           heads_per_layer, inherit_attention, plan_descendant, plan_whole_layers)
+                           heads_per_layer, inherit_attention, inherit_ffn, plan_descendant,
+                           plan_whole_layers)
+from .inheritance_record import Holders, InheritanceRecord, expanded_ffn_holders
 
 # A tied-heads tensor as torch.nn.utils.parametrize stored it (mmvitdyn before 0.1.0).
 OLD_TIED_HEAD = re.compile(r'attn\.(qkv|proj)\.parametrizations\.(weight|bias)\.original$')
@@ -43,7 +43,7 @@ AnyLearngene = Union[Learngene, BlockLearngene, TLEGLearngene]
 
 
 @MODELS.register_module()
-class LearngeneViT(ViT):
+class LearngeneViT(InheritanceRecord, ViT):
     """A descendant ViT of Cluster-Learngene, built from a learngene file.
 
     The token width, head width, FFN width and patch size are the
@@ -117,6 +117,8 @@ class LearngeneViT(ViT):
     Raises:
         ValueError: An argument differs from the learngene's (named).
     """
+
+    HOLDER_PARTS = ('.mlp.expansion.', '.attn.shared_heads.')
 
     def __init__(self,
                  learngene: str,
@@ -310,16 +312,10 @@ class LearngeneViT(ViT):
                     getattr(block, norm), getattr(layer, norm), f'{prefix}.{norm}',
                     f'layers[{source}].{norm}', inherited)
             copy_tensors(block, learngene.layer_scales[source], prefix, inherited)
-            _, run, position = self.plan.run_of(index)
-            weights = learngene.ffn_groups[run.group].weights
-            if self.plan.is_expanded(run):
-                if position == 0:
-                    block.mlp.expansion.load_ffn(weights)
-                    block.mlp.expansion.reset_map()
-                inherited.update({f'{prefix}.mlp.{key}': weights[key].numel() for key in FFN_KEYS})
-            else:
-                copy_state(block.mlp, weights, f'{prefix}.mlp', f'ffn_groups[{run.group}].weights',
-                           inherited)
+            _, run, _ = self.plan.run_of(index)
+            inherit_ffn(block.mlp, learngene.ffn_groups[run.group].weights,
+                        self.plan.is_expanded(run), f'{prefix}.mlp',
+                        f'ffn_groups[{run.group}].weights', inherited)
         return inherited
 
     def _inherit_stem(self, learngene: AnyLearngene) -> Dict[str, int]:
@@ -378,20 +374,10 @@ class LearngeneViT(ViT):
         learngene nor a ViT checkpoint holds them)."""
         return '.mlp.expansion.map_' in name or super().is_new_param(name)
 
-    def deployed_parameters(self) -> Dict[str, Tuple[str, int]]:
-        """Every tensor of the deployed (materialised) descendant.
-
-        Returns:
-            dict[str, tuple[str, int]]: Deployed name (as after
-            :meth:`materialize`) -> (the parameter that holds it, its size).
-            A tied FFN run's W appears once per layer; its map g, which
-            exists only while training, not at all.
-        """
-        deployed = {
-            name: (name, param.numel())
-            for name, param in self.named_parameters()
-            if '.mlp.expansion.' not in name and '.attn.shared_heads.' not in name
-        }
+    def held_tensors(self) -> Holders:
+        """The tensors of tied heads (held by ``attn.shared_heads``) and of
+        tied FFN runs (held by the run's expansion)."""
+        held: Holders = {}
         for index, block in enumerate(self.blocks):
             prefix = f'blocks.{index}'
             if heads_are_shared(block.attn):
@@ -403,33 +389,16 @@ class LearngeneViT(ViT):
                 }
                 for key, attr in SHARED_HEAD_PARAMS.items():
                     if getattr(attn.shared_heads, attr) is not None:
-                        deployed[f'{prefix}.attn.{key}'] = (f'{prefix}.attn.shared_heads.{attr}',
-                                                            sizes[key])
-            _, run, _ = self.plan.run_of(index)
+                        held[f'{prefix}.attn.{key}'] = (f'{prefix}.attn.shared_heads.{attr}',
+                                                        sizes[key])
+        for run in self.plan.runs:
             if self.plan.is_expanded(run):
-                owner = f'blocks.{run.layers[0]}.mlp.expansion'
-                expansion = self.blocks[run.layers[0]].mlp.expansion
-                for key, attr in FFN_PARAMS.items():
-                    deployed[f'{prefix}.mlp.{key}'] = (f'{owner}.{attr}', getattr(expansion,
-                                                                                  attr).numel())
-        return deployed
-
-    def parameter_counts(self) -> Dict[str, int]:
-        """The paper's counts, for this backbone.
-
-        Returns:
-            dict[str, int]: ``t_params``: parameters of the descendant as
-            trained and deployed, every layer's FFN and every head counted
-            (the size after :meth:`materialize`); ``i_params``: those of
-            them set from the learngene (0 for a descendant loaded from its
-            own checkpoint); ``trainable``: the free parameters the optimiser
-            updates (fewer than ``t_params`` with tied FFNs or heads; the
-            maps g included).
-        """
-        return dict(
-            t_params=sum(size for _, size in self.deployed_parameters().values()),
-            i_params=sum(self.inherited.values()),
-            trainable=sum(p.numel() for p in self.parameters() if p.requires_grad))
+                first = run.layers[0]
+                held.update(
+                    expanded_ffn_holders(self.blocks[first].mlp.expansion,
+                                         f'blocks.{first}.mlp.expansion',
+                                         [f'blocks.{index}.mlp' for index in run.layers]))
+        return held
 
     def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
         """Load-state-dict pre-hook: refuse a checkpoint of another structure;
@@ -449,11 +418,7 @@ class LearngeneViT(ViT):
                 f'\n  checkpoint: {saved.tolist()}\n  model:      '
                 f'{self.learngene_layout.tolist()}\nUse the learngene (or arch / ffn_sharing / '
                 'tie_heads) the checkpoint was trained with.')
-        holders = self.deployed_parameters()
-        self.inherited = {
-            name: size
-            for name, size in self.inherited.items() if prefix + holders[name][0] not in state_dict
-        }
+        self.forget_loaded(state_dict, prefix)
 
 
 @MODELS.register_module()

@@ -1,5 +1,6 @@
 """Plain Vision Transformer: the foundation DyT and Cluster-Learngene build on."""
 import re
+from functools import partial
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -10,8 +11,10 @@ from mmengine.model.weight_init import trunc_normal_
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...utils import check_bool
 from ..layers import Block, PatchEmbed, heads_are_shared, resize_pos_embed, supplied
 from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
+from .block_checkpoint import checkpoint_block
 
 ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
 
@@ -86,6 +89,11 @@ class ViT(BaseModule):
             ``layer_scale_init``, ``act_cfg``), e.g. ``attn_layer``,
             ``mlp_layer`` or ``num_heads``; one dict for every block or one
             per block. Defaults to ``dict()``.
+        with_cp (bool): Activation checkpointing: in training with gradients
+            on, every block's activations are recomputed in the backward pass
+            instead of kept (less memory, one more forward of the blocks; see
+            :mod:`~mmvitdyn.models.backbones.block_checkpoint`). Defaults to
+            False.
         init_cfg (dict | list, optional): Initialisation config; use
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
@@ -131,6 +139,7 @@ class ViT(BaseModule):
                  interpolate_antialias: bool = False,
                  block_fn: Callable[..., nn.Module] = Block,
                  layer_cfgs: Union[dict, Sequence[dict]] = dict(),
+                 with_cp: bool = False,
                  init_cfg: Union[dict, list] = [
                      dict(type='TruncNormal', layer=['Linear', 'Conv2d'], std=.02, bias=0.),
                      dict(type='Constant', layer='LayerNorm', val=1., bias=0.)
@@ -151,6 +160,7 @@ class ViT(BaseModule):
         self.out_type = out_type
         self.out_indices = self._parse_out_indices(out_indices, self.num_layers)
         self.final_norm = final_norm
+        self.with_cp = check_bool(with_cp, 'with_cp')
         self.interpolate_mode = interpolate_mode
         self.interpolate_antialias = interpolate_antialias
         self.layer_scale_init_value = layer_scale_init_value
@@ -367,7 +377,15 @@ class ViT(BaseModule):
         forward's loop, where subclasses act between blocks (e.g. prune tokens
         before a block). ``block_kwargs`` is this forward's :meth:`block_kwargs`;
         the block runs with the tensors :meth:`block_tensors` supplies
-        (:func:`~mmvitdyn.models.layers.supplied`)."""
+        (:func:`~mmvitdyn.models.layers.supplied`), checkpointed with
+        ``with_cp`` in training when gradients are on."""
+        if self.with_cp and self.training and torch.is_grad_enabled():
+            return checkpoint_block(self.blocks[index], partial(self._run_block, index), x,
+                                    block_kwargs)
+        return self._run_block(index, x, **block_kwargs)
+
+    def _run_block(self, index: int, x: torch.Tensor, **block_kwargs) -> torch.Tensor:
+        """Block ``index`` on tokens (B, N, C) with its supplied tensors."""
         with supplied(self.blocks[index], self.block_tensors(index)) as block:
             return block(x, **block_kwargs)
 

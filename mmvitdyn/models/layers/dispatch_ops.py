@@ -22,6 +22,15 @@ from .attention import Attention
 MAX_EXPONENT = 80.0
 
 
+def every_token_active(active: torch.Tensor) -> bool:
+    """Whether the packed form may skip its gather and scatter: every entry of
+    the boolean ``active`` is set. Always False while ``torch.compile`` or
+    ``torch.export`` traces the model, so that the traced graph has no branch
+    on the mask's values (the general path gives the same outputs).
+    """
+    return not torch.compiler.is_compiling() and bool(active.all())
+
+
 def masked_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
                 mask: torch.Tensor) -> torch.Tensor:
     """``fn(x) * mask`` for a token-wise ``fn``: x (B, N, C), mask (B, N)."""
@@ -42,7 +51,7 @@ def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
         Tensor: (B, N, C_out).
     """
     active = mask.flatten() != 0
-    if bool(active.all()):
+    if every_token_active(active):
         return fn(x) * mask.unsqueeze(-1)
     b, n, c = x.shape
     index = active.nonzero().squeeze(1)
@@ -123,14 +132,16 @@ def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> to
         Tensor: (B, N, C).
     """
     active = mask != 0
-    if bool(active.all()):
+    if every_token_active(active):
         return attn(x)
     b, n, c = x.shape
     heads, head_dim = attn.num_heads, attn.head_dim
     index = active.flatten().nonzero().squeeze(1)
     qkv = attn.qkv(x.reshape(b * n, c).index_select(0, index))
     lengths = active.sum(1)
-    length = int(lengths.max())
+    # Padded to >= 2 keys: traced (torch.compile, torch.export), a length that may be 1
+    # would make the attention mask's broadcasting depend on the data.
+    length = max(lengths.max().item(), 2)
     image = torch.div(index, n, rounding_mode='floor')
     slot = (active.cumsum(1) - 1).flatten().index_select(0, index)
     padded = qkv.new_zeros(b, length, qkv.shape[-1])

@@ -164,8 +164,12 @@ class TokenDispatcher(nn.Module):
     def forward(self, x: torch.Tensor, num_prefix_tokens: int = 1) -> torch.Tensor:
         """Tokens (B, N, C) -> mask (B, N): 0/1 values ('threshold', 'topk'), or
         lambda of the kept tokens and 0 ('soft_topk')."""
-        # Gate every token, then drop the extra ones: slicing first would copy x.
+        # Gate every token, then drop the extra ones: slicing first would copy x. The
+        # mask arithmetic is a float32 island (B * N values) also under autocast:
+        # bfloat16 uniforms stop at 1 - 2^-8, cutting the Logistic noise's upper tail
+        # at 5.5, and a bfloat16 sigmoid rounds logits in (0, 0.008 tau) to 0.5 (skipped).
         logits = self.gate(x).squeeze(-1)[:, num_prefix_tokens:]
+        logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
         if self.mode == 'soft_topk':
             mask = self._soft_topk(logits)
         elif self.training:
@@ -184,4 +188,4 @@ class TokenDispatcher(nn.Module):
         else:
             mask = (logits >= 0).to(x.dtype)
         extra = mask.new_ones(mask.shape[0], num_prefix_tokens)
-        return torch.cat([extra, mask], dim=1)
+        return torch.cat([extra, mask], dim=1).to(x.dtype)

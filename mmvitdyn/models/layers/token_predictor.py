@@ -42,4 +42,7 @@ class TokenPredictor(nn.Module):
         weight = keep.unsqueeze(-1)
         # A mask sum is 0 or >= 1: the clamp only avoids 0 / 0 when nothing is kept.
         glob = (glob * weight).sum(1, keepdim=True) / weight.sum(1, keepdim=True).clamp(min=1)
-        return self.mlp(torch.cat([local, glob.expand_as(h[..., half:])], -1)).log_softmax(-1)
+        logits = self.mlp(torch.cat([local, glob.expand_as(h[..., half:])], -1))
+        # log-softmax in float32, as CUDA autocast computes it (CPU autocast does not):
+        # log p near log(1/2) has bfloat16 steps of 2^-8, which tie the ranked keep scores.
+        return logits.log_softmax(-1, torch.promote_types(logits.dtype, torch.float32)).to(x.dtype)

@@ -61,8 +61,10 @@ class EViT(TokenReduction):
             return attn(x), None
         out, q, k = attn.forward_with_qk(x)
         logits = attn.scores(q[:, :, :1], k)
-        cls_attn = logits.softmax(dim=-1).mean(dim=1)[:, 0, state.num_prefix_tokens:]
-        return out, cls_attn
+        # Softmax in float32, as CUDA autocast computes it (CPU autocast does not):
+        # bfloat16 probabilities of N tokens step by about 2^-9 / N and tie the ranking.
+        cls_attn = logits.softmax(-1, torch.promote_types(logits.dtype, torch.float32)).mean(1)
+        return out, cls_attn[:, 0, state.num_prefix_tokens:].to(x.dtype)
 
     def reduce(self, index: int, x: torch.Tensor, cls_attn: Optional[torch.Tensor],
                state: ReductionPass) -> torch.Tensor:

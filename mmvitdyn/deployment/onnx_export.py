@@ -1,0 +1,122 @@
+"""ONNX export with a dynamic batch axis, and the export run by ONNX Runtime.
+
+The export is torch's ``torch.export``-based exporter (``torch.onnx.export(...,
+dynamo=True)``, torch's default since 2.9; the TorchScript exporter is
+deprecated). The DyT packed path exports as it runs: ``NonZero`` of the
+dispatch masks, a ``Gather`` of the active rows of the whole batch, the
+block part on those rows only and a ``ScatterND`` back, so the exported
+model computes the active tokens only, as the eager one does.
+"""
+import warnings
+from typing import Optional, Sequence, Tuple, Union
+
+import torch
+from torch import nn
+
+from ..analysis import TensorForward
+
+# The ONNX opset the models are exported to: torch.onnx's default in torch 2.14
+# (``torch.onnx._constants.ONNX_DEFAULT_OPSET``), run by ONNX Runtime >= 1.16.
+DEFAULT_OPSET = 20
+# What is exported: 'model', the whole model's ``forward(inputs, mode='tensor')``
+# (a classifier's class scores, a detector's backbone and neck features), or
+# 'backbone', the backbone's outputs (e.g. the feature maps of a segmentor's ViT).
+EXPORT_PARTS = ('model', 'backbone')
+
+
+def export_part(model: nn.Module, part: str = 'model') -> nn.Module:
+    """The module of ``model`` to export: ``forward(images)`` of one tensor.
+
+    Args:
+        model (nn.Module): An OpenMMLab model (classifier, segmentor, detector)
+            or a backbone.
+        part (str): One of :data:`EXPORT_PARTS`. Defaults to 'model'.
+
+    Returns:
+        nn.Module: ``TensorForward(model)`` for 'model', ``model.backbone`` for 'backbone'.
+    """
+    if part not in EXPORT_PARTS:
+        raise ValueError(f'part={part!r} is not one of {EXPORT_PARTS}')
+    if part == 'model':
+        return TensorForward(model)
+    backbone = getattr(model, 'backbone', None)
+    if backbone is None:
+        raise ValueError(f"part='backbone': the {type(model).__name__} has no backbone; "
+                         "use part='model'")
+    return backbone
+
+
+def input_size(model: nn.Module) -> Tuple[int, int]:
+    """(H, W) of the images a ViT backbone's position embedding is made for
+    (its patch grid times its patch size), else 224 x 224."""
+    backbone = getattr(model, 'backbone', model)
+    grid, patch = getattr(backbone, 'patch_resolution', None), getattr(backbone, 'patch_size', None)
+    if grid is None or patch is None:
+        return 224, 224
+    return grid[0] * patch, grid[1] * patch
+
+
+def export_onnx(module: nn.Module,
+                example: torch.Tensor,
+                path: str,
+                opset: int = DEFAULT_OPSET,
+                verbose: bool = False) -> None:
+    """Export ``module(images)`` to the ONNX file ``path``, the batch axis dynamic.
+
+    The image size is that of ``example`` (fixed in the export); the batch
+    size is free (named 'batch'). Weights over 2 GB go to an external data
+    file next to ``path``.
+
+    Args:
+        module (nn.Module): In eval mode; see :func:`export_part`.
+        example (Tensor): Example images (B, 3, H, W), B >= 2 (an example
+            batch of 1 would specialise the batch axis to 1).
+        path (str): The ``.onnx`` file to write.
+        opset (int): ONNX opset. Defaults to :data:`DEFAULT_OPSET`.
+        verbose (bool): Print the exporter's progress. Defaults to False.
+    """
+    if example.dim() != 4 or example.shape[0] < 2:
+        raise ValueError(f'example of shape {tuple(example.shape)}: the example images must be '
+                         '(B, 3, H, W) with B >= 2, so that the batch axis stays dynamic')
+    batch = torch.export.Dim('batch', min=1)
+    with warnings.catch_warnings():
+        # A DyT block keeps its last masks as an attribute (for the activation
+        # statistics); the exported graph does not need them.
+        warnings.filterwarnings('ignore', message='The tensor attributes .* were assigned')
+        program = torch.onnx.export(
+            module, (example, ),
+            dynamo=True,
+            dynamic_shapes=({
+                0: batch
+            }, ),
+            opset_version=opset,
+            input_names=['images'],
+            verbose=verbose)
+    program.save(path)
+
+
+class OnnxRuntimeModel:
+    """An ONNX file run by ONNX Runtime on the CPU, called like the exported module.
+
+    Args:
+        path (str): The ``.onnx`` file (one input, the images).
+        threads (int, optional): ONNX Runtime's intra-op threads. Defaults to
+            None (its own default: one per physical core).
+    """
+
+    def __init__(self, path: str, threads: Optional[int] = None):
+        import onnxruntime  # a test / deployment requirement (requirements/tests.txt)
+
+        options = onnxruntime.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        self.session = onnxruntime.InferenceSession(
+            path, options, providers=['CPUExecutionProvider'])
+        self.input_name = self.session.get_inputs()[0].name
+
+    def __call__(self, images: torch.Tensor) -> Union[torch.Tensor, Sequence[torch.Tensor]]:
+        """Images (B, 3, H, W) -> the exported module's output: a tensor, or a
+        tuple of them when it returns several."""
+        outputs = self.session.run(None, {self.input_name: images.detach().cpu().numpy()})
+        tensors = tuple(torch.from_numpy(output) for output in outputs)
+        return tensors[0] if len(tensors) == 1 else tensors

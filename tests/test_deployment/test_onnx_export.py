@@ -1,0 +1,118 @@
+"""ONNX export (tools/deployment/pytorch2onnx.py, mmvitdyn.deployment) run by ONNX Runtime:
+the outputs of PyTorch within 1e-4, exported at batch 2 and run at batch 3, on images whose
+dispatchers run every token, none, and some."""
+import onnx
+import torch
+
+from helpers.configs import DYT_ADE_CFG, DYT_DIGITS_CFG
+from helpers.dyt import spread_gates
+from helpers.models import TINY_ARCH, images, tiny
+from helpers.tools import run_tool
+from mmvitdyn.apis import init_model
+from mmvitdyn.deployment import OnnxRuntimeModel, export_onnx, export_part
+from mmvitdyn.engine.runner_setup import load_config
+from mmvitdyn.models import DyTViT
+
+# The digits DyT classifier shrunk to 2 blocks of 32 dims on 32 x 32 images in 8 x 8
+# patches (16 patch tokens), random and frozen, with ToMe merging 2 tokens per block
+# (after the attention, before the dispatched MLP).
+TINY_DIGITS_TOME = {
+    'model.backbone.arch.embed_dims': 32,
+    'model.backbone.arch.num_layers': 2,
+    'model.backbone.arch.num_heads': 4,
+    'model.backbone.arch.feedforward_channels': 64,
+    'model.backbone.patch_size': 8,
+    'model.backbone.token_reduction.type': 'ToMe',
+    'model.backbone.token_reduction.r': 2,
+    'model.head.in_channels': 32,
+    'model.backbone.allow_random_frozen': True
+}
+
+
+def split_gate(backbone: DyTViT) -> None:
+    """Block 0's MLP gate reads how bright the image is: on a constant image of +10 every
+    patch token is active, on one of -10 none. A constant image c makes every patch token
+    ``c * u + b + pos`` (u: the patch embedding's weights summed per channel); the gate is
+    ``w = 10 u / |u|^2``, so its logit is 10 c plus a term of the bias and position (the
+    tests check the masks it gives)."""
+    u = backbone.patch_embed.proj.weight.sum((1, 2, 3))
+    gate = backbone.blocks[0].dispatchers['mlp'].gate
+    with torch.no_grad():
+        gate.weight.copy_(10 * u / u.square().sum())
+        gate.bias.zero_()
+
+
+def bright_dark_random(size: int) -> torch.Tensor:
+    """Images +10, -10 and random (3, 3, size, size)."""
+    flat = torch.ones(1, 3, size, size)
+    return torch.cat([10 * flat, -10 * flat, 3 * images(1, size, seed=3)])
+
+
+def patch_counts(backbone: DyTViT) -> list:
+    """Active patch tokens of each image in each block (MLP dispatch) of the last forward."""
+    return [block.masks['mlp'][:, 1:].sum(1).int().tolist() for block in backbone.dyt_blocks()]
+
+
+def assert_runtime_equals(path, expected, x):
+    outputs = OnnxRuntimeModel(str(path))(x)
+    expected = expected if isinstance(expected, (tuple, list)) else (expected, )
+    outputs = outputs if isinstance(outputs, tuple) else (outputs, )
+    assert len(outputs) == len(expected)
+    for out, ref in zip(outputs, expected):
+        torch.testing.assert_close(out, ref, atol=1e-4, rtol=0)
+
+
+def test_tool_exports_dyt_with_tome_packed(tmp_path):
+    """The documented command on a DyT + ToMe classifier: block 0's MLP runs every one of
+    the 14 patch tokens ToMe leaves of the bright image, none of the dark one and some of
+    the random one; block 1's none of the batch (bias -1e4: an empty gather). The ONNX
+    graph gathers the active rows (NonZero), and its class scores equal PyTorch's."""
+    model = init_model(load_config(str(DYT_DIGITS_CFG), TINY_DIGITS_TOME))
+    spread_gates(model.backbone)
+    split_gate(model.backbone)
+    torch.nn.init.constant_(model.backbone.blocks[1].dispatchers['mlp'].gate.bias, -1e4)
+    checkpoint, out = tmp_path / 'dyt.pth', tmp_path / 'dyt.onnx'
+    torch.save({'state_dict': model.state_dict()}, checkpoint)
+    run_tool(['deployment/pytorch2onnx.py', DYT_DIGITS_CFG, checkpoint, out, '--cfg-options'] +
+             [f'{key}={value}' for key, value in TINY_DIGITS_TOME.items()], tmp_path)
+
+    x = bright_dark_random(32)
+    with torch.no_grad():
+        expected = model(x, mode='tensor')
+    counts = patch_counts(model.backbone)
+    assert counts[0][:2] == [14, 0] and 0 < counts[0][2] < 14 and counts[1] == [0, 0, 0], counts
+    assert 'NonZero' in {node.op_type for node in onnx.load(str(out)).graph.node}
+    assert_runtime_equals(out, expected, x)
+
+
+def test_export_of_adaptformer(tmp_path):
+    """AdaptFormer (the dense ViT with adapters, 2 blocks): ONNX Runtime equals PyTorch."""
+    model = tiny(DyTViT, dispatch=None, arch=dict(TINY_ARCH, num_layers=2))
+    path = tmp_path / 'adaptformer.onnx'
+    export_onnx(model, images(2), str(path))
+    x = bright_dark_random(32)
+    with torch.no_grad():
+        expected = model(x)
+    assert_runtime_equals(path, expected, x)
+
+
+def test_export_of_the_segmentation_backbone(tmp_path):
+    """The DyT UperNet config's backbone at 64 x 64 (2 of its 4 blocks, whose feature maps
+    go out; the neck, not exported, is left for 4): ONNX Runtime equals PyTorch."""
+    model = init_model(
+        load_config(
+            str(DYT_ADE_CFG), {
+                'model.backbone.arch.num_layers': 2,
+                'model.backbone.out_indices': (0, 1),
+                'model.backbone.allow_random_frozen': True
+            }))
+    backbone = export_part(model, 'backbone')
+    spread_gates(backbone)
+    split_gate(backbone)
+    path = tmp_path / 'backbone.onnx'
+    export_onnx(backbone, torch.zeros(2, 3, 64, 64), str(path))
+    x = bright_dark_random(64)
+    with torch.no_grad():
+        expected = backbone(x)
+    assert len(expected) == 2 and patch_counts(backbone)[0][:2] == [16, 0]
+    assert_runtime_equals(path, expected, x)

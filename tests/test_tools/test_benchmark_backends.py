@@ -1,0 +1,60 @@
+"""tools/analysis_tools/benchmark.py --backends: every model under every backend in the same
+rounds, the rows backend by backend (ONNX export and ONNX Runtime stood in for: their
+outputs are tested in tests/test_deployment)."""
+import json
+
+import pytest
+import torch
+
+from helpers.tools import load_tool
+
+
+def test_rows_of_each_backend_side_by_side(tmp_path, monkeypatch):
+    tool = load_tool('analysis_tools/benchmark.py')
+    exported, runtimes = {}, []
+
+    class Runtime:
+        """ONNX Runtime's stand-in: runs the module the stubbed export was given."""
+
+        def __init__(self, path: str, threads: int):
+            self.module, self.threads = exported[path][0], threads
+            runtimes.append(self)
+
+        def __call__(self, images):
+            return self.module(images)
+
+    monkeypatch.setattr(tool, 'export_onnx',
+                        lambda module, example, path: exported.update({path: (module, example)}))
+    monkeypatch.setattr(tool, 'OnnxRuntimeModel', Runtime)
+    threads = torch.get_num_threads()
+    try:
+        tool.main([
+            '--arch', 'tiny', '--img-size', '32', '--patch-size', '8', '--batch-sizes', '3', '1',
+            '--rates', '0.25', '--runs', '2', '--min-time', '0', '--threads', '1', '--device',
+            'cpu', '--backends', 'eager', 'onnx', '--json',
+            str(tmp_path / 'rows.json')
+        ])
+    finally:
+        torch.set_num_threads(threads)  # main() sets the process's threads
+    rows = json.loads((tmp_path / 'rows.json').read_text())['rows']
+    assert [(r['batch_size'], r['backend'], r['model'])
+            for r in rows] == [(batch, backend, model) for batch in (3, 1)
+                               for backend in ('eager', 'onnx')
+                               for model in ('dense', 'mlp @ 0.25')]
+    for eager, onnx in zip(rows[:2] + rows[4:6], rows[2:4] + rows[6:]):
+        assert onnx['flop_ratio'] == eager['flop_ratio'] and onnx['act_rate'] == eager['act_rate']
+        assert 'vs_eager' in onnx and 'vs_eager' not in eager
+    # speed-ups against dense under the same backend
+    assert [r['speedup']['median'] for r in rows[::2]] == [1.0] * 4
+    # the dense model is exported once for both batch sizes, each DyT setting once; the
+    # example batch has >= 2 images; ONNX Runtime gets --threads
+    examples = [example.shape[0] for _, example in exported.values()]
+    assert examples == [3, 3, 2] and [r.threads for r in runtimes] == [1, 1, 1]
+
+
+def test_onnx_backend_needs_the_cpu_in_fp32(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        load_tool('analysis_tools/benchmark.py').parse_args(
+            ['--device', 'cpu', '--amp', 'bf16', '--backends', 'eager', 'onnx'])
+    assert exit_info.value.code == 2
+    assert '--backends onnx runs ONNX Runtime on the CPU in fp32' in capsys.readouterr().err

@@ -1,0 +1,50 @@
+"""tools/device_check.sh --dry-run: the first-GPU script's sequence on the CPU, tiny shapes."""
+import json
+import math
+
+from helpers.tools import run_tool
+
+
+def numbers(value):
+    """Every number in a JSON value."""
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in numbers(v)]
+    return [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
+
+
+def test_dry_run_writes_every_row(tmp_path):
+    gpu_tests = 'tests/test_tools/test_device_check.py'  # none marked gpu: pytest exits 5
+    proc = run_tool(['device_check.sh', '--dry-run'],
+                    tmp_path,
+                    env=dict(OUT=str(tmp_path / 'out'), DEVICE_CHECK_TESTS=gpu_tests))
+    report = json.loads((tmp_path / 'out/device_check.json').read_text())
+    assert (tmp_path / 'out/device_check.log'
+            ).read_text().strip().endswith(f'report: {tmp_path / "out/device_check.json"}')
+    assert report['dry_run'] is True and report['machine']['device'] == 'cpu'
+    steps = {step['name']: step['rows'] for step in report['steps']}
+    assert list(steps) == ['cls fp32', 'dense fp32', 'train vit bf16', 'train vitdet bf16']
+    assert [r['model'] for r in steps['cls fp32']] == [
+        'AdaptFormer', 'DyT', 'DyT top-K', 'AdaptFormer + ToMe', 'DyT + ToMe', 'AdaptFormer + EViT',
+        'AdaptFormer + DynamicViT'
+    ]
+    assert [(r['task'], r['part'], r['model']) for r in steps['dense fp32']] == [
+        (task, 'backbone', model) for task in ('det', 'seg') for model in ('dense', 'DyT')
+    ]
+    assert [(r['model'], r['with_cp'], r['dtype'])
+            for r in steps['train vit bf16']] == [('dyt two-pass', False, 'bf16'),
+                                                  ('dyt two-pass +cp', True, 'bf16'),
+                                                  ('dyt dynamic only', False, 'bf16')]
+    assert [r['model']
+            for r in steps['train vitdet bf16']] == ['dyt dynamic only', 'dyt dynamic only +cp']
+    for name, rows in steps.items():
+        for row in rows:
+            assert all(math.isfinite(n) for n in numbers(row)), (name, row)
+            if name.startswith('train'):
+                assert row['growth_mb'] >= 0 and row['step_s']['median'] > 0
+                assert ('step_vs_no_cp' in row) == row['with_cp']
+            else:
+                assert row['images_per_s']['median'] > 0
+    assert report['gpu_tests'] == dict(exit_code=5, passed=True)
+    assert 'train vitdet bf16 dyt dynamic only +cp' in ' '.join(proc.stdout.split())

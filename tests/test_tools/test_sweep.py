@@ -1,0 +1,349 @@
+"""tools/sweep.py and tools/collect_results.py: the papers' sweep files dry-run
+to existing configs whose options apply; the CPU sweep of docs/sweeps.md runs
+as typed, is stopped, reports its cells' states, resumes only what was not
+done and its table holds each cell's logged numbers; the Slurm launcher
+submits the srun lines its dry run prints."""
+import argparse
+import csv
+import io
+import json
+import os
+import shlex
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+from mmengine.config import Config, DictAction
+
+from helpers.guides import command
+from helpers.tools import REPO, load_tool, start_tool
+
+SWEEPS = REPO / 'configs/sweeps'
+GUIDE = REPO / 'docs/sweeps.md'
+MINI = 'configs/sweeps/dyt_digits-tasks-mini.py'
+# Cells per sweep file, counted from the papers' grids.
+CELLS = {
+    'dyt_vtab1k.py': 19 * 7,
+    'dyt_full-data.py': 4 * 4,
+    'dyt_token-reduction_cifar100.py': 8,
+    'dyt_token-reduction_vtab1k-cifar.py': 8,
+    'cluster-learngene_table1_in1k.py': 3 * 5 + 3 + 1,
+    'cluster-learngene_table2_downstream.py': 6 * 13,
+    'dyt_digits-tasks-mini.py': 3 * 2 * 2,
+}
+# Options that set an argument the config leaves at its default, on purpose.
+NEW_KEYS = {
+    'dyt_digits-tasks-mini.py': [
+        'model.backbone.allow_random_frozen', 'train_dataloader.dataset.indices',
+        'val_dataloader.dataset.indices'
+    ]
+}
+
+
+def run_main(tool, argv, capsys) -> str:
+    """``tools/<tool>`` run in this process with ``argv``; its standard output."""
+    capsys.readouterr()
+    try:
+        load_tool(tool).main(argv)
+    except SystemExit as stop:
+        assert stop.code in (0, None), capsys.readouterr()
+    return capsys.readouterr().out
+
+
+def cfg_options(tokens) -> dict:
+    """The ``--cfg-options`` of a command line, as tools/train.py parses them."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
+    return parser.parse_known_args(tokens)[0].cfg_options
+
+
+def has_key(cfg: Config, key: str) -> bool:
+    node = cfg.to_dict()
+    for part in key.split('.'):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+@pytest.fixture
+def fast_base_lookup(monkeypatch):
+    """mmengine resolves each ``mmpretrain::`` base by reading every metafile
+    of mmpretrain (about 1 s a config): remember its answers for the test."""
+    import mmengine.config.config as config_module
+    lookup, answers = config_module._get_external_cfg_path, {}
+
+    def remembered(package_path, cfg_file):
+        if (package_path, cfg_file) not in answers:
+            try:
+                answers[package_path, cfg_file] = lookup(package_path, cfg_file)
+            except ValueError as err:
+                answers[package_path, cfg_file] = err
+        if isinstance(answers[package_path, cfg_file], ValueError):
+            raise answers[package_path, cfg_file]
+        return answers[package_path, cfg_file]
+
+    monkeypatch.setattr(config_module, '_get_external_cfg_path', remembered)
+
+
+def test_every_sweep_file_dry_runs_to_configs_whose_options_apply(capsys, monkeypatch,
+                                                                  fast_base_lookup):
+    monkeypatch.chdir(REPO)
+    assert sorted(p.name for p in SWEEPS.glob('*.py')) == sorted(CELLS)
+    loaded = {}
+    for name, count in CELLS.items():
+        out = run_main('sweep.py', [f'configs/sweeps/{name}', '--dry-run'], capsys)
+        lines = [shlex.split(line) for line in out.splitlines() if not line.startswith('#')]
+        assert len(lines) == count, name
+        work_dirs = [tokens[tokens.index('--work-dir') + 1] for tokens in lines]
+        assert len(set(work_dirs)) == count
+        assert all(d.startswith(f'work_dirs/sweeps/{Path(name).stem}/') for d in work_dirs)
+        for tokens in lines:
+            config = next(t for t in tokens if t.startswith('configs/') and t.endswith('.py'))
+            assert (REPO / config).is_file(), (name, config)
+            options = cfg_options(tokens)
+            if options:
+                if config not in loaded:
+                    loaded[config] = Config.fromfile(config)
+                cfg = loaded[config].copy()
+                new = [key for key in options if not has_key(cfg, key)]
+                assert new == NEW_KEYS.get(name, []), (name, config)
+                cfg.merge_from_dict(options)
+                for key, value in options.items():
+                    node = cfg
+                    for part in key.split('.'):
+                        node = node[part]
+                    assert node == value, (name, key)
+
+
+def states_of(text: str) -> dict:
+    """Cell name -> (state, detail) from ``--status`` output."""
+    lines = [line.split(None, 2) for line in text.splitlines()[:-1]]
+    return {name: (state, rest[0] if rest else '') for name, state, *rest in lines}
+
+
+def final_validation(work_dir: Path) -> dict:
+    """The validation record (no ``iter``) at epoch 2 in the cell's scalars.json files."""
+    records = [
+        json.loads(line) for path in sorted(work_dir.glob('*/vis_data/scalars.json'))
+        for line in path.read_text().splitlines()
+    ]
+    finals = [r for r in records if 'iter' not in r and r['step'] == 2]
+    assert len(finals) == 1, work_dir
+    return finals[0]
+
+
+def test_the_guides_cpu_sweep_stops_resumes_and_collects(tmp_path, capsys, monkeypatch):
+    """12 cells, 2 at a time: stopped (SIGTERM) after the first two end, the
+    stopped and unstarted cells resume; the table matches every cell's log."""
+    (tmp_path / 'configs').symlink_to(REPO / 'configs')
+    monkeypatch.chdir(tmp_path)
+    gen = load_tool('dataset_converters/_generator_cli.py')
+    from mmvitdyn.datasets import generate_digits
+    for start in ('--out-dir data/digits-mini ', '--out-dir data/digits-mini-split1',
+                  '--out-dir data/digits-mini-16px'):
+        tokens = command(GUIDE, f'python tools/dataset_converters/gen_digits.py {start}')
+        gen.main(generate_digits, tokens[2:])
+    sweep_cmd = command(GUIDE, f'python tools/sweep.py {MINI}')
+    proc = start_tool(['sweep.py', *sweep_cmd[2:]], tmp_path, start_new_session=True)
+    before = []
+    for line in proc.stdout:
+        before.append(line.split(':')[0].split(' ', 1))
+        if sum(event == '[end]' for event, _ in before) == 2:
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest = proc.stdout.read()
+    assert proc.wait(timeout=120) == 130, rest
+    after = [line.split(':')[0].split(' ', 1) for line in rest.splitlines() if line[:1] == '[']
+    first_done = [cell for event, cell in before if event == '[end]']
+    stopped = [
+        cell for event, cell in before + after if event == '[start]' and cell not in first_done
+    ]
+    assert sorted(cell for event, cell in after if event == '[end]') == sorted(stopped), rest
+    sweep_dir = tmp_path / 'work_dirs/sweeps/dyt_digits-tasks-mini'
+
+    status = states_of(run_main('sweep.py', [*sweep_cmd[2:], '--status'], capsys))
+    assert len(status) == 12
+    for cell, (state, detail) in status.items():
+        if cell in first_done:
+            assert (state, detail) == ('done', 'epoch_2.pth'), cell
+            assert (sweep_dir / cell / 'epoch_2.pth').is_file()
+        elif cell in stopped:
+            assert (state, detail.split(' at ')[0]) == ('failed', 'exit code -15'), cell
+        else:
+            assert (state, detail) == ('pending', 'not started'), cell
+            assert not (sweep_dir / cell).exists()
+    unfinished = run_main('collect_results.py', [MINI, '--format', 'csv'], capsys)
+    for metric, method, seed, *texts in list(csv.reader(io.StringIO(unfinished)))[1:]:
+        for task, text in zip(('digits', 'digits-split1', 'digits-16px'), texts):
+            state = status[f'vit-mini_{task}_{method}_{seed}'][0]
+            assert state == 'done' or text == state, (metric, method, seed, task, text)
+
+    plan = run_main('sweep.py', [MINI, '--dry-run', '--resume'], capsys).splitlines()
+    assert sorted(line.split()[1].rstrip(':') for line in plan
+                  if line.startswith('#')) == sorted(first_done)
+    assert sum(line.endswith(' --resume') for line in plan) == 10
+    stamps = {
+        path: path.stat().st_mtime_ns
+        for cell in first_done
+        for path in (sweep_dir / cell).rglob('*') if path.is_file()
+    }
+    resume = command(GUIDE, f'python tools/sweep.py {MINI} --resume')
+    out = run_main('sweep.py', resume[2:], capsys)
+    assert out.startswith('10 of 12 cells to run, 2 at a time'), out
+    assert {path: path.stat().st_mtime_ns for path in stamps} == stamps
+    status = states_of(run_main('sweep.py', [MINI, '--status'], capsys))
+    assert {state for state, _ in status.values()} == {'done'}
+
+    table = run_main('collect_results.py',
+                     command(GUIDE, f'python tools/collect_results.py {MINI} --format csv')[2:],
+                     capsys)
+    rows = list(csv.reader(io.StringIO(table)))
+    tasks = rows[0][3:]
+    assert rows[0][:3] == ['metric', 'method', 'seed']
+    assert tasks == ['digits', 'digits-split1', 'digits-16px']
+    checked = 0
+    for metric, method, seed, *values in rows[1:]:
+        for task, text in zip(tasks, values):
+            logged = final_validation(sweep_dir / f'vit-mini_{task}_{method}_{seed}')
+            if metric == 'act_rate' and method == 'adaptformer':
+                assert 'act_rate' not in logged and text == '-'
+            else:
+                digits = 3 if metric == 'act_rate' else 2
+                assert text == f'{logged[metric]:.{digits}f}', (metric, method, seed, task)
+            checked += 1
+    assert checked == 2 * 12
+
+
+def executable(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_the_slurm_launcher_submits_the_lines_its_dry_run_prints(tmp_path, capsys, monkeypatch):
+    config = 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
+    sweep = tmp_path / 'slurm_sweep.py'
+    sweep.write_text(f'configs = {{"mini": "{config}"}}\n'
+                     'axes = dict(seed=dict(s0=["randomness.seed=0"], s1=["randomness.seed=1"]))\n'
+                     "launcher = dict(type='slurm', partition='gpu', gpus=4, gpus_per_node=4, "
+                     "cpus_per_task=2, srun_args='--qos=high --time=1:00:00', max_parallel=2)\n")
+    monkeypatch.chdir(tmp_path)
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    # A python that passes the scripts' "import torch" check at once (the srun line names it).
+    python = executable(bin_dir / 'python', '#!/bin/bash\nexit 0\n')
+    executable(
+        bin_dir / 'srun', '#!/bin/bash\nfor a in "$@"; do case $a in --job-name=*) '
+        'job=${a#--job-name=};; esac; done\n'
+        f'printf "%s\\n" "$@" > "{tmp_path}/$job.argv"\n')
+    monkeypatch.setenv('PATH', f'{bin_dir}{os.pathsep}{os.environ["PATH"]}')
+    monkeypatch.setenv('PYTHON', str(python))
+    script, train = REPO / 'tools/slurm_train.sh', REPO / 'tools/train.py'
+    expected = {}
+    for seed in ('s0', 's1'):
+        job, work_dir = f'mini_{seed}', f'work_dirs/sweeps/slurm_sweep/mini_{seed}'
+        option = f'randomness.seed={seed[1]}'
+        expected[job] = (f"GPUS=4 GPUS_PER_NODE=4 CPUS_PER_TASK=2 SRUN_ARGS='--qos=high "
+                         f"--time=1:00:00' bash {script} gpu {job} {REPO / config} {work_dir} "
+                         f'--cfg-options {option}')
+    printed = run_main('sweep.py', [str(sweep), '--dry-run'], capsys).splitlines()
+    assert printed == list(expected.values())
+    run_main('sweep.py', [str(sweep)], capsys)
+    for job in expected:
+        submitted = (tmp_path / f'{job}.argv').read_text().splitlines()
+        assert submitted == [
+            '-p', 'gpu', f'--job-name={job}', '--gres=gpu:4', '--ntasks=4', '--ntasks-per-node=4',
+            '--cpus-per-task=2', '--kill-on-bad-exit=1', '--qos=high', '--time=1:00:00',
+            str(python), '-u',
+            str(train),
+            str(REPO / config), f'--work-dir=work_dirs/sweeps/slurm_sweep/{job}',
+            '--launcher=slurm', '--cfg-options', f'randomness.seed={job[-1]}'
+        ]
+    status = states_of(run_main('sweep.py', [str(sweep), '--status'], capsys))
+    assert status == {
+        job: ('failed', 'exit code 0 at no checkpoint; its output: '
+              f'work_dirs/sweeps/slurm_sweep/{job}/sweep.log')
+        for job in expected
+    }
+
+
+@pytest.mark.parametrize(
+    'text, message',
+    [('configs = "configs/vit/*.py"\nlayout = 1\n', "['layout']: unknown fields"),
+     ('configs = "configs/none-*.py"\n', "configs='configs/none-*.py': matches no config"),
+     ('configs = "configs/vit/*.py"\naxes = dict(method=dict(a="x=1"))\n',
+      "axes.method.a='x=1': must be a list of 'key=value' strings"),
+     ('configs = "configs/vit/*.py"\naxes = dict(config=dict(a=[]))\n',
+      "axes key='config': ('config', 'match') are the coordinates"),
+     ('configs = "configs/vit/*.py"\nlauncher = dict(type="mpi")\n',
+      "launcher={'type': 'mpi'}: must be a dict with type one of ['local', 'pytorch', 'slurm']"),
+     ('configs = "configs/vit/*.py"\nlauncher = dict(type="local", gpus=2)\n',
+      "launcher (local)=['gpus']: unknown fields; allowed: ('type', 'max_parallel')"),
+     ('configs = "configs/vit/*.py"\nlauncher = dict(type="slurm")\n',
+      "launcher.partition='': the slurm launcher needs a partition"),
+     ('configs = "configs/vit/*.py"\ntable = dict(rows=["seed"])\n',
+      "table.rows/columns='seed': must be one of the coordinates ['config', 'match']"),
+     ('configs = "configs/vit/*.py"\ntable = dict(columns="config", groups=dict(A=["x"]))\n',
+      "table.groups.A=['x']: not values of table.columns='config': "
+      "['vit-mini-p4_1xb32-20e_digits-32px']")])
+def test_a_wrong_sweep_file_is_refused_naming_the_field(tmp_path, text, message):
+    from mmvitdyn.analysis.sweep import SweepError, load_sweep
+    path = tmp_path / 'bad.py'
+    path.write_text(text)
+    with pytest.raises(SweepError) as err:
+        load_sweep(str(path), str(REPO))
+    assert message in str(err.value)
+
+
+def test_a_held_work_dir_is_running(tmp_path):
+    from mmvitdyn.analysis.sweep import cell_state
+    from mmvitdyn.utils import WorkDirLock
+    with WorkDirLock(str(tmp_path)):
+        state = cell_state(str(tmp_path))
+        assert state.state == 'running' and state.detail.startswith(f'pid {os.getpid()} on ')
+    assert cell_state(str(tmp_path)).state == 'pending'
+
+
+def test_a_stopped_run_stops_its_cells_and_records_them(tmp_path):
+    """An interrupt (Ctrl-C, or SIGTERM in the tool) stops the running cells
+    (their process groups), records their exit code and starts no more."""
+    import _thread
+    import threading
+
+    from mmvitdyn.analysis.sweep import Cell, Launcher, exit_record, run_cells
+    cells = [Cell(f'c{i}', 'unused.py', {}, (), {}, str(tmp_path / f'c{i}')) for i in range(3)]
+    started = []
+
+    def report(event, cell, text):
+        if event == 'start':
+            started.append(cell.name)
+            if len(started) == 2:
+                threading.Timer(0.3, _thread.interrupt_main).start()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_cells(cells, Launcher(max_parallel=2), lambda cell: (['sleep', '30'], {}), report)
+    assert sorted(started) == ['c0', 'c1']
+    assert [exit_record(cell.work_dir)['returncode'] for cell in cells[:2]] == [-15, -15]
+    assert not (tmp_path / 'c2').exists()
+
+
+def test_work_dirs_are_collected_from_their_newest_evaluation(tmp_path, capsys):
+    """A test run's JSON log, ``flops.json`` and a descendant's parameter line
+    (as mmengine, get_flops.py and the descendants write them)."""
+    old, new = tmp_path / 'run/20260101_000000', tmp_path / 'run/20260102_000000'
+    for run, top1 in ((old, 10.0), (new, 71.234)):
+        run.mkdir(parents=True)
+        (run / f'{run.name}.json').write_text(json.dumps({'accuracy/top1': top1}) + '\n')
+    (new / f'{new.name}.log').write_text('LearngeneViT (...): T-Params 11.024M, I-Params '
+                                         '10.5M, trainable 11.024M\n')
+    (tmp_path / 'run/flops.json').write_text(json.dumps({'flops': 2.3331e9}))
+    out = run_main('collect_results.py', [
+        '--work-dirs', f'a b=c={tmp_path / "run"}', '--metrics', 'accuracy/top1', 'act_rate',
+        'gflops', 't_params', 'i_params', '--format', 'csv'
+    ], capsys)
+    assert list(csv.reader(io.StringIO(out))) == [
+        ['run', 'top-1 (%), final evaluation', 'GFLOPs per image', 'T-Params (M)', 'I-Params (M)'],
+        ['a b=c', '71.23', '2.333', '11.024', '10.500'],
+    ]

@@ -1,0 +1,93 @@
+"""Export a config's model with its checkpoint to ONNX, batch axis dynamic.
+
+    python tools/deployment/pytorch2onnx.py CONFIG CHECKPOINT OUT.onnx [--opset 20]
+        [--img-size H [W]] [--part model|backbone] [--cfg-options k=v ...]
+
+Exported with torch's ``torch.export``-based ONNX exporter at ONNX opset 20
+(torch 2.14's default; ``--opset`` to change it); the image size is fixed,
+the batch size free. The input is the normalised image batch (B, 3, H, W),
+as the model's data preprocessor hands it to the network (normalisation,
+resizing and padding stay outside the ONNX graph). ``--part model`` (the
+default) exports the whole model's tensor forward: a classifier's class
+scores (DyT, AdaptFormer, DyT + ToMe ...); ``--part backbone`` the
+backbone's outputs, e.g. the feature maps a segmentor's UperNet reads:
+
+    python tools/deployment/pytorch2onnx.py \\
+        configs/dyt/upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py CKPT \\
+        upernet_dyt_backbone.onnx --part backbone --img-size 512
+
+DyT's token dispatch exports as it runs in evaluation (active tokens only,
+gathered across the batch). The model is built as the Runner builds it
+(:func:`mmvitdyn.apis.init_model`); the checkpoint is read by the project's
+weights-only loader (``--trust-checkpoint`` to unpickle one in full).
+"""
+import argparse
+import os.path as osp
+
+import torch
+from mmengine.config import DictAction
+
+from mmvitdyn.apis import init_model
+from mmvitdyn.deployment import DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size
+from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, is_local_path, trusted_checkpoints,
+                            trusted_names)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description='Export a model to ONNX (dynamic batch)')
+    parser.add_argument('config', help='config file path')
+    parser.add_argument('checkpoint', help='checkpoint file')
+    parser.add_argument('out', help='the ONNX file to write')
+    parser.add_argument(
+        '--opset',
+        type=int,
+        default=DEFAULT_OPSET,
+        help=f'ONNX opset (default {DEFAULT_OPSET}, torch 2.14\'s default)')
+    parser.add_argument(
+        '--img-size',
+        type=int,
+        nargs='+',
+        metavar='SIZE',
+        help='input H [W] (default: the backbone\'s img_size)')
+    parser.add_argument(
+        '--part',
+        default='model',
+        choices=EXPORT_PARTS,
+        help="'model': the model's tensor forward (class scores); 'backbone': the backbone's "
+        'outputs (a segmentor\'s feature maps)')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. model.backbone.token_reduction.type=ToMe')
+    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    args = parser.parse_args(argv)
+    if args.img_size is not None and len(args.img_size) > 2:
+        parser.error(f'--img-size takes H or H W, got {len(args.img_size)} values')
+    return parser, args
+
+
+def main(argv=None):
+    parser, args = parse_args(argv)
+    try:
+        trusted = trusted_names(args.trust_checkpoint, [args.checkpoint])
+    except ValueError as err:
+        parser.error(str(err))
+    with trusted_checkpoints(trusted):
+        try:
+            if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
+                raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
+            model = init_model(load_config(args.config, args.cfg_options), args.checkpoint)
+        except (SetupError, FileNotFoundError) as err:
+            parser.error(str(err))
+    size = input_size(model) if args.img_size is None else (args.img_size[0], args.img_size[-1])
+    module = export_part(model, args.part)
+    example = torch.zeros(2, 3, *size)
+    export_onnx(module, example, args.out, opset=args.opset)
+    print(f'Exported {args.part} of {args.config} ({size[0]}x{size[1]} images, dynamic batch, '
+          f'opset {args.opset}) to {args.out}')
+
+
+if __name__ == '__main__':
+    main()
