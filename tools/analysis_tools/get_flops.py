@@ -34,6 +34,7 @@ from mmengine.utils import ProgressBar
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find_dyt_backbone,
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
+from mmvitdyn.deployment import input_size
 from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.models.layers import is_dyt_param
 from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
@@ -64,15 +65,6 @@ def parse_args(argv=None):
         help='override config entries, e.g. model.backbone.dispatch=attn')
     parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
-
-
-def default_shape(model: torch.nn.Module) -> Tuple[int, int]:
-    """The size the backbone's position embedding is made for, else 224 x 224."""
-    backbone = getattr(model, 'backbone', model)
-    grid, patch = getattr(backbone, 'patch_resolution', None), getattr(backbone, 'patch_size', None)
-    if grid is None or patch is None:
-        return 224, 224
-    return grid[0] * patch, grid[1] * patch
 
 
 def dyt_params(backbone: torch.nn.Module) -> int:
@@ -168,7 +160,7 @@ def main(argv=None):
             except FileNotFoundError as err:
                 parser.error(f'DyT FLOPs are counted on validation images: {err}')
         else:
-            figures = static_report(model, shape or default_shape(model))
+            figures = static_report(model, shape or input_size(model))
         if args.out:
             dump_json_atomically(
                 dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out)
