@@ -1,4 +1,5 @@
 """mmvitdyn: DyT and Cluster-Learngene for OpenMMLab 2.x."""
+import json
 import shutil
 from pathlib import Path
 
@@ -29,14 +30,33 @@ def copy_mim_files(package_dir: Path) -> None:
             shutil.copyfile(source, target)
 
 
+def write_index_pointer(package_dir: Path) -> None:
+    """Write ``package_dir/model-index.yml``, a model index that imports the
+    source tree's ``model-index.yml`` by its absolute path (JSON is YAML)."""
+    package_dir.mkdir(parents=True, exist_ok=True)
+    index = {'Import': [str((HERE / 'model-index.yml').resolve())]}
+    (package_dir / 'model-index.yml').write_text(json.dumps(index) + '\n')
+
+
 class BuildPyWithMim(build_py):
     """``build_py`` that also puts ``MIM_FILES`` into the built package, as
-    OpenMMLab packages ship them (wheels, ``pip install .``). An editable
-    install builds no package: mmvitdyn.apis reads the checkout's files."""
+    OpenMMLab packages ship them (wheels, ``pip install .``).
+
+    An editable install (PEP 660) builds no package, and mim looks for the
+    index in ``<location>/mmvitdyn/``, where the location holds the metadata
+    it finds first: site-packages, or the source tree when the working
+    directory is that tree and holds the ``mmvitdyn.egg-info`` that a
+    ``setup.py develop`` leaves. Both get a pointer to the source tree's
+    index; what a build step writes into ``install_lib`` goes into the
+    editable wheel.
+    """
 
     def run(self):
         super().run()
-        if not self.editable_mode:
+        if self.editable_mode:
+            for location in (self.get_finalized_command('install').install_lib, HERE):
+                write_index_pointer(Path(location) / 'mmvitdyn')
+        else:
             copy_mim_files(Path(self.build_lib) / 'mmvitdyn')
 
 
@@ -51,6 +71,11 @@ if __name__ == '__main__':  # setuptools runs this file as __main__; tests read 
         long_description=(HERE / 'README.md').read_text(encoding='utf-8'),
         long_description_content_type='text/markdown',
         packages=find_packages(include=['mmvitdyn', 'mmvitdyn.*']),
+        # The source tree on sys.path (as `setup.py develop` had it) rather than
+        # setuptools' import hook for flat layouts, which comes after the path
+        # entries: the pointer folder site-packages/mmvitdyn/ of an editable
+        # install would otherwise be imported as an empty namespace package.
+        package_dir={'': '.'},
         # The code needs 3.8 (math.prod, typing.get_args, Path.unlink(missing_ok=True)),
         # as torch 2.1 to 2.4 (requirements/torch.txt: >= 2.1) do.
         python_requires='>=3.8',

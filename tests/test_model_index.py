@@ -1,13 +1,17 @@
 """The model index where OpenMMLab users look: the metafiles of configs/dyt and
 configs/cluster_learngene in OpenMMLab's schema, their README tables,
-``mim search mmvitdyn`` on an installed wheel's layout, and mmpretrain's
-``list_models`` / ``get_model`` after ``import mmvitdyn.apis``."""
+``mim search mmvitdyn`` on an installed wheel's layout and after an editable
+install, and mmpretrain's ``list_models`` / ``get_model`` after
+``import mmvitdyn.apis``."""
 import json
 import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 import yaml
@@ -198,27 +202,22 @@ def test_the_table_tool_writes_each_figure_and_checks(tmp_path):
     tool.main([str(tmp_path), '--check'])  # up to date now
 
 
-def test_mim_search_lists_every_model_of_an_installed_wheel(tmp_path):
-    """``mim search mmvitdyn`` as openmim runs it, on the layout a wheel
-    installs: site-packages/mmvitdyn/.mim/ filled by setup.py's own copy step."""
-    site = tmp_path / 'site'
-    info = site / f'mmvitdyn-{__version__}.dist-info'
-    info.mkdir(parents=True)
-    (info /
-     'METADATA').write_text(f'Metadata-Version: 2.1\nName: mmvitdyn\nVersion: {__version__}\n')
-    (info / 'top_level.txt').write_text('mmvitdyn\n')
-    runpy.run_path(str(REPO / 'setup.py'), run_name='setup')['copy_mim_files'](site / 'mmvitdyn')
-    out = tmp_path / 'search.json'
-    env = {**os.environ, 'PYTHONPATH': str(site)}
-    proc = subprocess.run([sys.executable, '-m', 'mim', 'search', 'mmvitdyn', '--json',
+def mim_search(python: str, cwd, env=None) -> dict:
+    """``mim search mmvitdyn`` run by ``python`` (openmim's command line):
+    field -> model name -> value, from its ``--json`` output."""
+    out = cwd / 'search.json'
+    proc = subprocess.run([python, '-m', 'mim', 'search', 'mmvitdyn', '--json',
                            str(out)],
-                          cwd=tmp_path,
+                          cwd=cwd,
                           env=env,
                           capture_output=True,
                           text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    found = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def assert_lists_every_model(found: dict):
     models = all_entries()
     assert set(found['config']) == set(models)
     assert {
@@ -230,6 +229,65 @@ def test_mim_search_lists_every_model_of_an_installed_wheel(tmp_path):
     }
     assert found['flops'][DYT_VTAB] == models[DYT_VTAB]['Metadata']['FLOPs']
     assert found['vtab-1k/gflops_(paper,_approx.)'][DYT_VTAB] == 12.5
+
+
+def test_mim_search_lists_every_model_of_an_installed_wheel(tmp_path):
+    """``mim search mmvitdyn`` as openmim runs it, on the layout a wheel
+    installs: site-packages/mmvitdyn/.mim/ filled by setup.py's own copy step."""
+    site = tmp_path / 'site'
+    info = site / f'mmvitdyn-{__version__}.dist-info'
+    info.mkdir(parents=True)
+    (info /
+     'METADATA').write_text(f'Metadata-Version: 2.1\nName: mmvitdyn\nVersion: {__version__}\n')
+    (info / 'top_level.txt').write_text('mmvitdyn\n')
+    runpy.run_path(str(REPO / 'setup.py'), run_name='setup')['copy_mim_files'](site / 'mmvitdyn')
+    env = {**os.environ, 'PYTHONPATH': str(site)}
+    assert_lists_every_model(mim_search(sys.executable, tmp_path, env))
+
+
+def test_mim_search_lists_every_model_of_an_editable_install(tmp_path):
+    """``pip install -e .`` as pip runs it for a setup.py project (PEP 660:
+    setuptools' editable wheel), offline, into a venv that sees this
+    environment's packages through a path file: ``mim search mmvitdyn`` lists
+    every model, also run in the source tree beside the ``mmvitdyn.egg-info``
+    that a ``setup.py develop`` leaves there, and ``mmvitdyn`` is still
+    imported from the source tree."""
+    src = tmp_path / 'src'  # a copy: the install leaves the checkout alone
+    src.mkdir()
+    for name in ('setup.py', 'setup.cfg', 'README.md', 'MANIFEST.in', 'model-index.yml'):
+        shutil.copy(REPO / name, src)
+    for name in ('requirements', 'configs', 'mmvitdyn'):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns('__pycache__'))
+    venv = tmp_path / 'venv'
+    subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(venv)], check=True)
+    python = str(venv / 'bin' / 'python')
+    purelib = subprocess.run(
+        [python, '-c', 'import sysconfig; print(sysconfig.get_path("purelib"))'],
+        check=True,
+        capture_output=True,
+        text=True).stdout.strip()
+    ours = {sysconfig.get_path('purelib'), sysconfig.get_path('platlib')}
+    (Path(purelib) / 'this-environment.pth').write_text(''.join(f'{path}\n'
+                                                                for path in sorted(ours)))
+    proc = subprocess.run([
+        sys.executable, '-m', 'pip', '--python', python, 'install', '--quiet', '--no-index',
+        '--no-deps', '--no-build-isolation', '--use-pep517', '--editable',
+        str(src)
+    ],
+                          capture_output=True,
+                          text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert_lists_every_model(mim_search(python, tmp_path))
+    subprocess.run([python, 'setup.py', '-q', 'egg_info'], cwd=src, check=True, capture_output=True)
+    assert_lists_every_model(mim_search(python, src))
+    spec = 'import importlib.util; print(importlib.util.find_spec("mmvitdyn").origin)'
+    origin = subprocess.run([python, '-c', spec],
+                            cwd=tmp_path,
+                            check=True,
+                            capture_output=True,
+                            text=True)
+    assert origin.stdout.strip() == str(src / 'mmvitdyn' / '__init__.py')
 
 
 def test_mmpretrain_lists_and_builds_the_classifiers_by_name():

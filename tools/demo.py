@@ -3,11 +3,13 @@
 1. generate the embedded data sets (scikit-learn digits, COCO/ADE shapes);
 2. train a small ViT classifier on digits (``tools/train.py``) and evaluate
    its best checkpoint (``tools/test.py``);
-3. DyT: fine-tune adapters + token dispatchers on that frozen ViT, evaluate
-   it, evaluate it again with ToMe applied at test time (``--cfg-options``,
-   no training), count the mean per-image GFLOPs of the three
-   (``get_flops.py``) and time the ViT and DyT side by side on validation
-   images (``benchmark.py --trained``);
+3. DyT: fine-tune adapters + token dispatchers on that frozen ViT and
+   evaluate it; train and evaluate the DyT authors' DyT-top-K the same way
+   (CoDA's soft top-K dispatchers); evaluate DyT again with ToMe applied at
+   test time (``--cfg-options``, no training), with a constant r and with
+   ToMe's decreasing (r, inflect) schedule; count the mean per-image GFLOPs
+   of each (``get_flops.py``) and time the ViT and DyT side by side on
+   validation images (``benchmark.py --trained``);
 4. Cluster-Learngene: condense that ViT into a learngene, train a smaller
    descendant (half the heads) from it, and a plain ViT of the same shape
    from scratch for as long;
@@ -29,6 +31,7 @@ import json
 import os
 import os.path as osp
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -37,6 +40,7 @@ from glob import glob
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 VIT_CONFIG = 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
 DYT_CONFIG = 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
+SOFT_TOPK_CONFIG = 'configs/dyt/vit-mini-p4-dyt-soft-topk_1xb32-8e_digits-32px.py'
 DESCENDANT_CONFIG = ('configs/cluster_learngene/'
                      'learngene-vit-mini-p4-h3_vit-mini-eps0.1_1xb32-10e_digits-32px.py')
 SCRATCH_CONFIG = ('configs/cluster_learngene/'
@@ -48,9 +52,29 @@ SEG_CONFIG = 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py
 LEARNGENE_EPS = '0.1'
 # (epochs of the ViT, the DyT run and each learngene-shaped run; segmentation iterations)
 SCHEDULES = {'short': (6, 3, 3, 80), 'full': (20, 8, 10, 400)}
-# DyT + ToMe: tokens merged per block when ToMe is applied to the trained DyT
-# model at test time (65 tokens -> 41 after the 6 blocks).
-TOME_OPTIONS = ('model.backbone.token_reduction.type=ToMe', 'model.backbone.token_reduction.r=4')
+# Summary rows of the digits models (the first two also rows of the measured speed).
+VIT_LABEL = 'ViT (6 layers, 6 heads), dense'
+DYT_LABEL = 'DyT on that ViT (target rate 0.5)'
+SOFT_TOPK_LABEL = 'DyT-top-K (soft top-K, k=32 of 64)'
+TOME_LABEL = 'DyT + ToMe r=4 (at test time)'
+TOME_SCHEDULE_LABEL = 'DyT + ToMe r=(4, -1) (at test time)'
+# What the rows whose label is not the whole story are, printed under the summary.
+ROW_NOTES = {
+    SOFT_TOPK_LABEL:
+    "DyT with CoDA's soft top-K dispatchers (the DyT authors' DyT-top-K), "
+    'trained as DyT from the same ViT: each MLP runs the 32 of 64 patch tokens with the '
+    'largest gate logits, its outputs scaled by their soft top-k weights',
+    TOME_LABEL:
+    'the trained DyT model with ToMe merging 4 tokens in every block '
+    '(65 tokens -> 41 after the 6 blocks), no training',
+    TOME_SCHEDULE_LABEL:
+    "the same with ToMe's decreasing schedule (r, inflect) = (4, -1), "
+    'a line from 2r down to 0: the blocks merge 8, 6, 4, 3, 1, 0 tokens (65 -> 43)',
+}
+# --cfg-options that apply ToMe to the trained DyT model at test time.
+TOME = 'model.backbone.token_reduction'
+TOME_OPTIONS = (f'{TOME}.type=ToMe', f'{TOME}.r=4')
+TOME_SCHEDULE_OPTIONS = (f'{TOME}.type=ToMe', f'{TOME}.r=(4,-1.0)')
 
 
 def parse_args():
@@ -83,7 +107,7 @@ class Demo:
         """Run ``script`` (relative to the repository) with ``args``; return its output."""
         cmd = [sys.executable, script, *map(str, args)]
         log = osp.join(self.logs, f'{name}.log')
-        print(f'  $ {" ".join(cmd[1:])}', flush=True)
+        print(f'  $ {shlex.join(cmd[1:])}', flush=True)
         start = time.time()
         proc = subprocess.run(
             cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
@@ -157,24 +181,33 @@ def main():
     demo.step(f'2/6 train a small ViT on digits ({vit_epochs} epochs) and evaluate it')
     vit_dir = demo.train('vit-digits', VIT_CONFIG, *epochs_options(vit_epochs))
     vit_ckpt = best_checkpoint(vit_dir)
-    rows['ViT (6 layers, 6 heads), dense'] = demo.test('vit-digits', VIT_CONFIG, vit_ckpt)
+    rows[VIT_LABEL] = demo.test('vit-digits', VIT_CONFIG, vit_ckpt)
 
-    demo.step(f'3/6 DyT: adapters + MLP token dispatchers on the frozen ViT ({dyt_epochs} epochs)')
+    demo.step(f'3/6 DyT on the frozen ViT ({dyt_epochs} epochs): adapters + MLP token '
+              "dispatchers, then the same with CoDA's soft top-K dispatchers (the DyT "
+              "authors' DyT-top-K); ToMe on DyT at test time")
     dyt_dir = demo.train('dyt-digits', DYT_CONFIG, *epochs_options(dyt_epochs),
                          f'load_from={vit_ckpt}')
     dyt_ckpt = best_checkpoint(dyt_dir)
-    rows['DyT on that ViT (target rate 0.5)'] = demo.test('dyt-digits', DYT_CONFIG, dyt_ckpt)
-    rows['DyT + ToMe r=4 (at test time)'] = demo.test('dyt-tome-digits', DYT_CONFIG, dyt_ckpt,
-                                                      *TOME_OPTIONS)
-    for name, config, ckpt, options in [
-        ('ViT (6 layers, 6 heads), dense', VIT_CONFIG, vit_ckpt, ()),
-        ('DyT on that ViT (target rate 0.5)', DYT_CONFIG, dyt_ckpt, ()),
-        ('DyT + ToMe r=4 (at test time)', DYT_CONFIG, dyt_ckpt, ('--cfg-options', *TOME_OPTIONS)),
-    ]:
-        label = re.sub(r'\W+', '-', name.lower()).strip('-')
+    soft_topk_dir = demo.train('dyt-soft-topk-digits', SOFT_TOPK_CONFIG,
+                               *epochs_options(dyt_epochs), f'load_from={vit_ckpt}')
+    # Label, test work dir, config, checkpoint, --cfg-options of each DyT row.
+    dyt_runs = [
+        (DYT_LABEL, 'dyt-digits', DYT_CONFIG, dyt_ckpt, ()),
+        (SOFT_TOPK_LABEL, 'dyt-soft-topk-digits', SOFT_TOPK_CONFIG, best_checkpoint(soft_topk_dir),
+         ()),
+        (TOME_LABEL, 'dyt-tome-digits', DYT_CONFIG, dyt_ckpt, TOME_OPTIONS),
+        (TOME_SCHEDULE_LABEL, 'dyt-tome-schedule-digits', DYT_CONFIG, dyt_ckpt,
+         TOME_SCHEDULE_OPTIONS),
+    ]
+    for label, name, config, ckpt, options in dyt_runs:
+        rows[label] = demo.test(name, config, ckpt, *options)
+    for label, name, config, ckpt, options in [(VIT_LABEL, 'vit-digits', VIT_CONFIG, vit_ckpt, ()),
+                                               *dyt_runs]:
+        cfg_options = ('--cfg-options', *options) if options else ()
         # Beside the test run's log, where collect_results.py reads GFLOPs.
-        demo.run(f'{label}-flops', 'tools/analysis_tools/get_flops.py', config, '--checkpoint',
-                 ckpt, '--num-images', '359', '--out', osp.join(rows[name], 'flops.json'), *options)
+        demo.run(f'{name}-flops', 'tools/analysis_tools/get_flops.py', config, '--checkpoint', ckpt,
+                 '--num-images', '359', '--out', osp.join(rows[label], 'flops.json'), *cfg_options)
     speed_json = osp.join(args.work_dir, 'speed.json')
     demo.run('speed', 'tools/analysis_tools/benchmark.py', '--trained', VIT_CONFIG, vit_ckpt,
              DYT_CONFIG, dyt_ckpt, '--batch-sizes', '128', '--device', 'cpu', '--json', speed_json)
@@ -216,8 +249,9 @@ def main():
                      *(f'{name}={work_dir}' for name, work_dir in rows.items()), '--metrics',
                      'accuracy/top1', 'act_rate', 'gflops', 't_params', 'i_params')
     print('  ' + table.strip().replace('\n', '\n  '))
-    for name, timed in zip(['ViT (6 layers, 6 heads), dense', 'DyT on that ViT (target rate 0.5)'],
-                           speed):
+    for label, note in ROW_NOTES.items():
+        print(f'  {label}: {note}')
+    for name, timed in zip([VIT_LABEL, DYT_LABEL], speed):
         print(f'  {name}: {timed["images_per_s"]["median"]:.0f} img/s on the CPU (batch 128), '
               f'speed-up {timed["speedup"]["median"]:.2f}x')
     print(f'  DyT UperNet on the ADE shapes: mIoU {seg["mIoU"]:.1f}, activation rate '

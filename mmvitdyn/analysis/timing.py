@@ -14,9 +14,13 @@ A benchmark's result is a list of rows (plain dicts: model, batch size,
 device, dtype, images/s, FLOPs, ratios), written as JSON by
 :func:`write_report` and printed by :func:`format_table`. The command-line
 options every benchmark shares (``--device``, ``--amp``, ``--batch-sizes``,
-``--runs``, ``--json``) are declared by :func:`timing_options` (each tool adds
-them to its own parser) and checked by :func:`check_timing_options`.
+``--runs``, ``--json``) are declared by :func:`timing_options`, added to a
+tool's parser by :func:`add_timing_options` and checked by
+:func:`check_timing_options` (after parsing: :func:`parse_timing_options`);
+:func:`run_fields` are the entries every row has and :func:`run_conditions`
+the words a table's title gives them.
 """
+import argparse
 import math
 import platform
 from contextlib import contextmanager, nullcontext
@@ -106,7 +110,8 @@ def time_interleaved(fns: Dict[str, Callable[[], object]],
                      runs: int,
                      device: torch.device,
                      warmup: int = 1,
-                     min_time: float = 0.) -> Dict[str, torch.Tensor]:
+                     min_time: float = 0.,
+                     amp: Optional[str] = None) -> Dict[str, torch.Tensor]:
     """Seconds per call of each function, the functions timed in interleaved rounds.
 
     Every function is first called ``warmup`` times, untimed. With
@@ -123,6 +128,8 @@ def time_interleaved(fns: Dict[str, Callable[[], object]],
         warmup (int): Untimed calls of each function first. Defaults to 1.
         min_time (float): Seconds one sample covers at least. Defaults to 0
             (one call per sample).
+        amp (str, optional): Call the functions under :func:`amp_context` in
+            this dtype. Defaults to None (no autocast).
 
     Returns:
         dict[str, Tensor]: Name -> (runs, 2) float64 seconds per call, by wall
@@ -132,22 +139,24 @@ def time_interleaved(fns: Dict[str, Callable[[], object]],
     check_int(warmup, 'warmup', minimum=0)
     check_number(min_time, 'min_time', low=0)
     repeats = {}
-    for name, fn in fns.items():
-        for _ in range(warmup):
-            fn()
-        repeats[name] = 1
-        if min_time > 0:
-            with timed_region(device) as probe:
-                fn()
-            repeats[name] = max(1, math.ceil(min_time / max(probe['wall'], 1e-9)))
     names, samples = list(fns), {name: [] for name in fns}
-    for run in range(runs):
-        shift = run % len(names)
-        for name in names[shift:] + names[:shift]:
-            with timed_region(device) as seconds:
-                for _ in range(repeats[name]):
-                    fns[name]()
-            samples[name].append((seconds['wall'] / repeats[name], seconds['cpu'] / repeats[name]))
+    with amp_context(device, amp):
+        for name, fn in fns.items():
+            for _ in range(warmup):
+                fn()
+            repeats[name] = 1
+            if min_time > 0:
+                with timed_region(device) as probe:
+                    fn()
+                repeats[name] = max(1, math.ceil(min_time / max(probe['wall'], 1e-9)))
+        for run in range(runs):
+            shift = run % len(names)
+            for name in names[shift:] + names[:shift]:
+                with timed_region(device) as seconds:
+                    for _ in range(repeats[name]):
+                        fns[name]()
+                samples[name].append(
+                    (seconds['wall'] / repeats[name], seconds['cpu'] / repeats[name]))
     return {name: torch.tensor(values, dtype=torch.float64) for name, values in samples.items()}
 
 
@@ -189,9 +198,7 @@ def comparison_rows(samples: Dict[str, torch.Tensor],
         ratios = samples[base] / seconds
         row = dict(
             model=name,
-            batch_size=batch_size,
-            device=str(device),
-            dtype=dtype_name(amp),
+            **run_fields(batch_size, device, amp),
             images_per_s=spread(batch_size / seconds[:, 0]),
             speedup=spread(ratios[:, 0]))
         if device.type == 'cpu':
@@ -205,6 +212,21 @@ def comparison_rows(samples: Dict[str, torch.Tensor],
                 row['cpu_speedup_per_flop_ratio'] = row['cpu_speedup']['median'] / row['flop_ratio']
         rows.append(row)
     return rows
+
+
+def run_fields(batch_size: int, device: torch.device, amp: Optional[str]) -> Dict[str, object]:
+    """The entries of every benchmark row that say how it ran: ``batch_size``,
+    ``device`` (as text) and ``dtype`` (:func:`dtype_name` of ``amp``)."""
+    return dict(batch_size=batch_size, device=str(device), dtype=dtype_name(amp))
+
+
+def run_conditions(device: torch.device, amp: Optional[str], runs: Optional[int] = None) -> str:
+    """How a table's rows were timed, for its title: 'cpu, 2 threads, fp32; medians
+    of 5 interleaved rounds' (the threads on the CPU only, the rounds unless
+    ``runs`` is None)."""
+    threads = f', {torch.get_num_threads()} threads' if device.type == 'cpu' else ''
+    rounds = '' if runs is None else f'; medians of {runs} interleaved rounds'
+    return f'{device}{threads}, {dtype_name(amp)}{rounds}'
 
 
 def machine(device: torch.device) -> Dict[str, object]:
@@ -321,6 +343,28 @@ def timing_options(batch_sizes: Optional[Sequence[int]], runs: int) -> List[tupl
                         help=f'interleaved timed rounds (default: {runs})')),
         ('--json', dict(metavar='OUT', help='also write the rows to this JSON file')),
     ]
+
+
+def add_timing_options(parser: argparse.ArgumentParser, batch_sizes: Optional[Sequence[int]],
+                       runs: int) -> None:
+    """Add :func:`timing_options` (their defaults ``batch_sizes`` and ``runs``) to
+    a benchmark's ``parser``."""
+    for flag, options in timing_options(batch_sizes, runs):
+        parser.add_argument(flag, **options)
+
+
+def parse_timing_options(parser: argparse.ArgumentParser,
+                         args: argparse.Namespace,
+                         min_runs: int = 1) -> None:
+    """Check the timing options ``parser`` parsed into ``args``
+    (:func:`check_timing_options`) and make ``args.device`` the ``torch.device``
+    it names; a wrong value is a usage error of ``parser`` (``parser.error``:
+    the message on stderr, exit status 2)."""
+    try:
+        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs,
+                                           min_runs)
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def check_timing_options(device: str,

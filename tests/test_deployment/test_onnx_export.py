@@ -2,6 +2,7 @@
 the outputs of PyTorch within 1e-4, exported at batch 2 and run at batch 3, on images whose
 dispatchers run every token, none, and some."""
 import onnx
+import pytest
 import torch
 
 from helpers.configs import DYT_ADE_CFG, DYT_DIGITS_CFG
@@ -29,14 +30,15 @@ TINY_DIGITS_TOME = {
 }
 
 
-def split_gate(backbone: DyTViT) -> None:
-    """Block 0's MLP gate reads how bright the image is: on a constant image of +10 every
-    patch token is active, on one of -10 none. A constant image c makes every patch token
+def split_gate(backbone: DyTViT, part: str = 'mlp') -> None:
+    """Block 0's gate of ``part`` (it reads the block's input) reads how bright the image
+    is: on a constant image of +10 every patch token is active, on one of -10 none. A
+    constant image c makes every patch token
     ``c * u + b + pos`` (u: the patch embedding's weights summed per channel); the gate is
     ``w = 10 u / |u|^2``, so its logit is 10 c plus a term of the bias and position (the
     tests check the masks it gives)."""
     u = backbone.patch_embed.proj.weight.sum((1, 2, 3))
-    gate = backbone.blocks[0].dispatchers['mlp'].gate
+    gate = backbone.blocks[0].dispatchers[part].gate
     with torch.no_grad():
         gate.weight.copy_(10 * u / u.square().sum())
         gate.bias.zero_()
@@ -48,9 +50,14 @@ def bright_dark_random(size: int) -> torch.Tensor:
     return torch.cat([10 * flat, -10 * flat, 3 * images(1, size, seed=3)])
 
 
-def patch_counts(backbone: DyTViT) -> list:
-    """Active patch tokens of each image in each block (MLP dispatch) of the last forward."""
-    return [block.masks['mlp'][:, 1:].sum(1).int().tolist() for block in backbone.dyt_blocks()]
+def patch_counts(backbone: DyTViT, part: str = 'mlp') -> list:
+    """Active patch tokens of each image in each block (``part``'s mask) of the last forward."""
+    return [block.masks[part][:, 1:].sum(1).int().tolist() for block in backbone.dyt_blocks()]
+
+
+def graph_ops(path) -> set:
+    """The op types of an ONNX file's graph."""
+    return {node.op_type for node in onnx.load(str(path)).graph.node}
 
 
 def assert_runtime_equals(path, expected, x):
@@ -81,7 +88,7 @@ def test_tool_exports_dyt_with_tome_packed(tmp_path):
         expected = model(x, mode='tensor')
     counts = patch_counts(model.backbone)
     assert counts[0][:2] == [14, 0] and 0 < counts[0][2] < 14 and counts[1] == [0, 0, 0], counts
-    assert 'NonZero' in {node.op_type for node in onnx.load(str(out)).graph.node}
+    assert 'NonZero' in graph_ops(out)
     assert_runtime_equals(out, expected, x)
 
 
@@ -115,4 +122,32 @@ def test_export_of_the_segmentation_backbone(tmp_path):
     with torch.no_grad():
         expected = backbone(x)
     assert len(expected) == 2 and patch_counts(backbone)[0][:2] == [16, 0]
+    assert_runtime_equals(path, expected, x)
+
+
+@pytest.mark.parametrize('dispatch', ['attn', 'attn_mlp', 'layer'])
+def test_export_of_attention_and_layer_dispatch(dispatch, tmp_path):
+    """The dispatch variants that gate the attention (2 blocks): block 0's first gate (the
+    attention's, the layer's) runs all 16 patch tokens of the bright image, none of the dark
+    one and some of the random one (attn_mlp: its random MLP gate the reverse, none, all and
+    some); block 1's gates none of the batch (bias -1e4: attention among the class tokens
+    alone, an empty MLP gather). The graph gathers the active rows (NonZero); ONNX Runtime
+    equals PyTorch."""
+    model = tiny(DyTViT, dispatch=dispatch, arch=dict(TINY_ARCH, num_layers=2))
+    spread_gates(model)
+    first = 'layer' if dispatch == 'layer' else 'attn'
+    split_gate(model, first)
+    for dispatcher in model.blocks[1].dispatchers.values():
+        torch.nn.init.constant_(dispatcher.gate.bias, -1e4)
+    path = tmp_path / f'{dispatch}.onnx'
+    export_onnx(model, images(2), str(path))
+    x = bright_dark_random(32)
+    with torch.no_grad():
+        expected = model(x)
+    counts = {part: patch_counts(model, part) for part in model.blocks[0].dispatchers}
+    assert counts[first][0][:2] == [16, 0] and 0 < counts[first][0][2] < 16, counts
+    assert all(count[1] == [0, 0, 0] for count in counts.values()), counts
+    if dispatch == 'attn_mlp':
+        assert counts['mlp'][0][:2] == [0, 16] and 0 < counts['mlp'][0][2] < 16, counts
+    assert 'NonZero' in graph_ops(path)
     assert_runtime_equals(path, expected, x)

@@ -1,6 +1,6 @@
 """The paper's learngene baselines as initialisation modes of LearngeneViT:
 Heuristic-Learngene (the ancestry's last three blocks on top), Auto-Learngene
-(blocks 0-5 at the bottom) and TLEG (layer l = theta_A + l / (L - 1) theta_B,
+(blocks 0-5 at the bottom) and TLEG (layer l = theta_A + l / L theta_B,
 theta_A and theta_B trained in the Aux-Net); each also inherits the
 ancestry's embeddings and final norm. Expected weights are read from the
 ancestry / Aux-Net directly."""
@@ -142,7 +142,7 @@ def test_aux_net_layers_are_linear_expansions():
     },
                           strict=False)
     with torch.no_grad():
-        for block, c in zip(plain.blocks, (0., 1 / 3, 2 / 3, 1.)):
+        for block, c in zip(plain.blocks, (0., .25, .5, .75)):
             for name, param in block.named_parameters():
                 param.copy_(aux.theta_a.get_parameter(name) + c * aux.theta_b.get_parameter(name))
         torch.testing.assert_close(aux(images())[0], plain(images())[0])
@@ -161,7 +161,7 @@ def test_aux_net_trains_theta_a_and_theta_b_and_stays_an_expansion():
     assert not torch.equal(aux.theta_b.mlp.fc1.weight, before)
     # The blocks hold no copy: every layer computes with the current expansion.
     assert all(not list(block.parameters()) for block in aux.blocks)
-    for index, c in enumerate((0., 1 / 3, 2 / 3, 1.)):
+    for index, c in enumerate((0., .25, .5, .75)):
         expected = aux.theta_a.mlp.fc1.weight + c * aux.theta_b.mlp.fc1.weight
         torch.testing.assert_close(aux.block_tensors(index)['mlp.fc1.weight'], expected)
 
@@ -174,8 +174,8 @@ def test_aux_net_norms_start_as_layer_norm():
         assert torch.equal(aux.block_tensors(index)['norm2.bias'], torch.zeros(C))
 
 
-@pytest.mark.parametrize('num_layers,coefficients', [(3, (0., .5, 1.)), (1, (0., )),
-                                                     (6, (0., .2, .4, .6, .8, 1.))])
+@pytest.mark.parametrize('num_layers,coefficients', [(3, (0., 1 / 3, 2 / 3)), (1, (0., )),
+                                                     (6, (0., 1 / 6, 2 / 6, .5, 4 / 6, 5 / 6))])
 def test_tleg_descendant_layers(tmp_path, num_layers, coefficients):
     aux = aux_net()
     path = save(ViTAncestry(aux).extract_expansion(), tmp_path, 'tleg.pth')
@@ -194,20 +194,35 @@ def test_tleg_descendant_layers(tmp_path, num_layers, coefficients):
 
 @pytest.mark.parametrize('num_layers', [2, 5])
 def test_tleg_coefficient_written_out(tmp_path, num_layers):
-    """Layer l (0-based) of an L-layer descendant starts as theta_A + l / (L - 1)
-    theta_B (the rule written out here, L even and odd); at the Aux-Net's own
-    depth the descendant computes what the Aux-Net computes."""
+    """Layer l (0-based) of an L-layer descendant starts as theta_A + l / L
+    theta_B (TLEG's public code: ``i / num_layers`` in its descendant loader,
+    written out here, L even and odd); at the Aux-Net's own depth the
+    descendant computes what the Aux-Net computes."""
     aux = aux_net(num_layers=3)
     path = save(ViTAncestry(aux).extract_expansion(), tmp_path, 'tleg.pth')
     model = descendant(path, 'tleg', arch=dict(num_layers=num_layers))
     for layer, block in enumerate(model.blocks):
         for name, param in block.named_parameters():
             theta_a, theta_b = aux.theta_a.get_parameter(name), aux.theta_b.get_parameter(name)
-            expected = theta_a + layer / (num_layers - 1) * theta_b
+            expected = theta_a + layer / num_layers * theta_b
             torch.testing.assert_close(param, expected, rtol=0, atol=1e-7)
     same_depth = descendant(path, 'tleg', arch=dict(num_layers=3))
     with torch.no_grad():
         torch.testing.assert_close(same_depth(images())[0], aux(images())[0])
+
+
+def test_a_version_2_tleg_file_keeps_its_aux_nets_layers(tmp_path):
+    """A version-2 file comes from an Aux-Net that expanded with l / (L - 1):
+    at its own depth a descendant has that Aux-Net's layers, written out here
+    as theta_A + l / (L - 1) theta_B from the file's tensors."""
+    data = ViTAncestry(aux_net(num_layers=3)).extract_expansion().to_dict()
+    data['version'] = 2
+    torch.save(data, tmp_path / 'v2.pth')
+    model = descendant(str(tmp_path / 'v2.pth'), 'tleg', arch=dict(num_layers=3))
+    for layer, block in enumerate(model.blocks):
+        for name, param in block.named_parameters():
+            expected = data['theta_a'][name] + layer / 2 * data['theta_b'][name]
+            torch.testing.assert_close(param, expected, rtol=0, atol=1e-6)
 
 
 # ------------------------------------------------------------------ errors

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from mmengine.config import Config, DictAction
 
+import mmvitdyn.analysis.sweep as sweep_module
 from helpers.guides import command
 from helpers.tools import REPO, load_tool, start_tool
+from mmvitdyn.analysis.sweep import CellState
 
 SWEEPS = REPO / 'configs/sweeps'
 GUIDE = REPO / 'docs/sweeps.md'
@@ -90,6 +92,9 @@ def fast_base_lookup(monkeypatch):
 def test_every_sweep_file_dry_runs_to_configs_whose_options_apply(capsys, monkeypatch,
                                                                   fast_base_lookup):
     monkeypatch.chdir(REPO)
+    # Every cell pending: cells this checkout has already run would be
+    # skipped, and print no command.
+    monkeypatch.setattr(sweep_module, 'cell_state', lambda work_dir: CellState('pending', ''))
     assert sorted(p.name for p in SWEEPS.glob('*.py')) == sorted(CELLS)
     loaded = {}
     for name, count in CELLS.items():

@@ -66,9 +66,9 @@ from torch import nn
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
-from mmvitdyn.analysis.timing import (amp_context, check_timing_options, comparison_rows,
-                                      dtype_name, format_table, iqr, spread, time_interleaved,
-                                      timing_options, write_report)
+from mmvitdyn.analysis.timing import (add_timing_options, comparison_rows, format_table, iqr,
+                                      parse_timing_options, run_conditions, spread,
+                                      time_interleaved, write_report)
 from mmvitdyn.deployment import OnnxRuntimeModel, compile_model, export_onnx
 from mmvitdyn.engine.runner_setup import load_config
 from mmvitdyn.models import DyTViT
@@ -94,8 +94,7 @@ def parse_args(argv=None):
         nargs='+',
         default=[1.0, 0.5],
         help='activation rates to calibrate the dispatchers to')
-    for flag, options in timing_options(batch_sizes=None, runs=5):
-        parser.add_argument(flag, **options)
+    add_timing_options(parser, batch_sizes=None, runs=5)
     parser.add_argument(
         '--min-time',
         type=float,
@@ -140,10 +139,7 @@ def parse_args(argv=None):
                      f'paths: {args.trained}')
     args.mode = 'trained' if args.trained else 'reduction' if args.reduction else 'inference'
     args.batch_sizes = args.batch_sizes or DEFAULT_BATCH_SIZES[args.mode]
-    try:
-        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
-    except ValueError as error:
-        parser.error(str(error))
+    parse_timing_options(parser, args)
     if 'onnx' in args.backends and (args.device.type != 'cpu' or args.amp is not None):
         parser.error(f'--backends onnx runs ONNX Runtime on the CPU in fp32: it needs --device '
                      f'cpu and no --amp (got --device {args.device}, --amp {args.amp})')
@@ -268,8 +264,9 @@ def time_rows(args, settings: List[Setting], backends: Backends) -> List[dict]:
         for backend in args.backends
         for s in settings
     }
-    with torch.inference_mode(), amp_context(args.device, args.amp):
-        samples = time_interleaved(fns, args.runs, args.device, min_time=args.min_time)
+    with torch.inference_mode():
+        samples = time_interleaved(
+            fns, args.runs, args.device, min_time=args.min_time, amp=args.amp)
     flops = {s.name: s.flops for s in settings}
     rows = []
     for backend in args.backends:
@@ -289,8 +286,9 @@ def benchmark_trained(args, backends: Backends) -> List[dict]:
     rows = []
     for settings in trained_settings(args).values():
         rows += time_rows(args, settings, backends)
-    print(f'Trained models on their first validation images; {run_conditions(args)} '
-          '(speed-up: of the per-round ratios to the first model)')
+    print('Trained models on their first validation images; '
+          f'{run_conditions(args.device, args.amp, args.runs)} (speed-up: of the per-round '
+          'ratios to the first model)')
     return rows
 
 
@@ -302,16 +300,9 @@ def benchmark_inference(args, backends: Backends) -> List[dict]:
         images = torch.randn(batch, 3, args.img_size, args.img_size).to(args.device)
         rows += time_rows(args, settings_for_batch(args, dense, images), backends)
     print(f'ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, adapter d='
-          f'{args.adapter_dim}; {run_conditions(args)} (speed-up: of the per-round ratios to '
-          'dense)')
+          f'{args.adapter_dim}; {run_conditions(args.device, args.amp, args.runs)} (speed-up: '
+          'of the per-round ratios to dense)')
     return rows
-
-
-def run_conditions(args) -> str:
-    """Where and how the rows were timed, for the table's title."""
-    threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
-    return (f'{args.device}{threads}, {dtype_name(args.amp)}; medians of {args.runs} '
-            'interleaved rounds')
 
 
 # The --reduction rows: method -> (DyT's activation rate, ToMe's r) -> its backbone
@@ -400,7 +391,8 @@ def benchmark_reduction(args, backends: Backends) -> List[dict]:
     print(f'Token reduction: ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, '
           f'adapter d={args.adapter_dim}; DyT at rate {rate:g}, ToMe r per block matched to '
           "DyT's FLOPs (tome_r), EViT / DynamicViT keep 0.7 at blocks 3, 6, 9; "
-          f'{run_conditions(args)} (speed-up: of the per-round ratios to AdaptFormer)')
+          f'{run_conditions(args.device, args.amp, args.runs)} (speed-up: of the per-round '
+          'ratios to AdaptFormer)')
     return rows
 
 

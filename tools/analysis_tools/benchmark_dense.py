@@ -38,8 +38,8 @@ from mmengine.logging import MMLogger
 from torch import nn
 
 from mmvitdyn.analysis import calibrate_gates, count_flops
-from mmvitdyn.analysis.timing import (amp_context, check_timing_options, comparison_rows,
-                                      format_table, iqr, time_interleaved, timing_options,
+from mmvitdyn.analysis.timing import (add_timing_options, comparison_rows, format_table, iqr,
+                                      parse_timing_options, run_conditions, time_interleaved,
                                       write_report)
 from mmvitdyn.models import DyTViT, DyTViTDet, SimpleFPN
 
@@ -56,17 +56,13 @@ def parse_args(argv=None):
     parser.add_argument('--det-size', type=int, default=1024, help='detection input side')
     parser.add_argument('--seg-size', type=int, default=512, help='segmentation input side')
     parser.add_argument('--rate', type=float, default=0.5, help='activation rate to calibrate to')
-    for flag, options in timing_options(batch_sizes=[1], runs=5):
-        parser.add_argument(flag, **options)
+    add_timing_options(parser, batch_sizes=[1], runs=5)
     parser.add_argument('--threads', type=int, help='torch threads (default: torch\'s choice)')
     args = parser.parse_args(argv)
     for name in ('det_size', 'seg_size'):
         if getattr(args, name) % 16:
             parser.error(f'--{name.replace("_", "-")} must be a multiple of the patch size 16')
-    try:
-        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
-    except ValueError as error:
-        parser.error(str(error))
+    parse_timing_options(parser, args)
     return args
 
 
@@ -187,8 +183,8 @@ def benchmark(task: str,
                 model(images)
 
         fns = {mode: (lambda c=context: run(c)) for mode, context in modes.items()}
-        with torch.inference_mode(), amp_context(device, amp):
-            samples = time_interleaved(fns, runs, device)
+        with torch.inference_mode():
+            samples = time_interleaved(fns, runs, device, amp=amp)
         for row in comparison_rows(samples, 'dense', batch, device, amp, flops):
             rows.append(
                 dict(
@@ -231,9 +227,8 @@ def main(argv=None):
         for batch in args.batch_sizes:
             rows += benchmark(task, args.arch, size, args.rate, args.runs, batch, args.device,
                               args.amp, not args.backbone_only)
-    threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
-    print(f'arch {args.arch}, rate {args.rate}, {args.device}{threads}, '
-          f'{rows[0]["dtype"]}; medians of {args.runs} interleaved rounds')
+    print(f'arch {args.arch}, rate {args.rate}, '
+          f'{run_conditions(args.device, args.amp, args.runs)}')
     print(format_table(rows, COLUMNS))
     if args.json:
         write_report(args.json, 'benchmark_dense.py', vars(args), rows, args.device)

@@ -32,7 +32,14 @@ on CUDA (``--memory``): on the CPU the peak resident set size during the
 step (the kernel's peak counter is reset just before it), on CUDA
 ``torch.cuda.max_memory_allocated`` (its counter reset just before it; the
 allocator's cache does not count), minus the size before the step. The
-distributed mode always runs in its own processes. Step time: the single-process modes
+distributed mode always runs in its own processes. Activation memory, exact
+and free of the allocator's noise (:class:`SavedActivations`, in the same
+step): the most bytes of saved-for-backward tensors held at once
+(``saved_mb``; a checkpointed block holds its input only), plus, with
+``with_cp``, what the largest block saves again when the backward pass
+recomputes it (``recompute_mb``, :func:`largest_block_saved`); their sum is
+``activation_mb``, an upper bound of the activations held at the peak
+(docs/benchmarks.md). Step time: the single-process modes
 built in one process and timed side by side by
 :func:`mmvitdyn.analysis.timing.time_interleaved` (a warm-up step each, then
 ``--runs`` interleaved rounds of one step each, synchronised on a GPU;
@@ -48,6 +55,7 @@ import os
 import socket
 import subprocess
 import sys
+import weakref
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import torch
@@ -55,9 +63,9 @@ import torch.distributed as dist
 from benchmark_dense import det_models
 from mmengine.registry import MODEL_WRAPPERS
 
-from mmvitdyn.analysis.timing import (AMP_DTYPES, amp_context, check_timing_options, dtype_name,
-                                      format_table, iqr, spread, time_interleaved, timed_region,
-                                      timing_options, write_report)
+from mmvitdyn.analysis.timing import (AMP_DTYPES, add_timing_options, amp_context, format_table,
+                                      iqr, parse_timing_options, run_conditions, run_fields, spread,
+                                      time_interleaved, timed_region, write_report)
 from mmvitdyn.engine.distributed import default_model_wrapper
 from mmvitdyn.models import DyTViT
 
@@ -121,8 +129,7 @@ def parse_args(argv=None):
     parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
     parser.add_argument('--adapter-dim', type=int, default=64, help='adapter bottleneck d')
-    for flag, options in timing_options(batch_sizes=[16], runs=3):
-        parser.add_argument(flag, **options)
+    add_timing_options(parser, batch_sizes=[16], runs=3)
     parser.add_argument(
         '--threads',
         type=int,
@@ -139,11 +146,7 @@ def parse_args(argv=None):
     if unknown or BASE_MODE not in args.modes:
         parser.error(f'--modes {args.modes}: --model {args.model} has the modes {list(modes)}, '
                      f'{BASE_MODE!r} among those given (the base of the ratios)')
-    try:
-        args.device = check_timing_options(
-            args.device, args.amp, args.batch_sizes, args.runs, min_runs=0)
-    except ValueError as error:
-        parser.error(str(error))
+    parse_timing_options(parser, args, min_runs=0)
     args.memory = args.memory or ('subprocess' if args.device.type == 'cpu' else 'in-process')
     return args
 
@@ -288,18 +291,126 @@ def memory_status_kib(field: str) -> int:
     return int(line.split()[1])
 
 
+class _Saved:
+    """A tensor autograd saved, as :class:`SavedActivations` hands it to the graph."""
+    __slots__ = ('tensor', '__weakref__')
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class SavedActivations:
+    """The bytes of the tensors autograd saves for the backward pass, held at once.
+
+    Inside the context (:func:`torch.autograd.graph.saved_tensors_hooks`)
+    every tensor an operation saves for its backward counts the bytes of its
+    storage, once per storage, from when it is saved until the graph lets it
+    go (after the backward of the node that saved it, or with the graph);
+    the model's parameters do not count (they are held anyway). A
+    checkpointed region saves its inputs here; its recomputation in the
+    backward pass saves under the checkpoint's own hooks, not counted here
+    (see :func:`largest_block_saved`).
+
+    Args:
+        model (nn.Module): The model whose parameters do not count.
+
+    Attributes:
+        live (int): Bytes held now.
+        peak (int): The most bytes held at once.
+        tag (object): Set from outside (e.g. the block running); ``saved``
+            adds up the bytes saved under each tag.
+        saved (dict): Tag -> bytes saved while it was set.
+    """
+
+    def __init__(self, model: torch.nn.Module):
+        self.parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+        self.holders: Dict[int, int] = {}  # storage address -> saved tensors holding it
+        self.live = self.peak = 0
+        self.tag = None
+        self.saved: Dict[object, int] = {}
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+
+    def __enter__(self) -> 'SavedActivations':
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.hooks.__exit__(*exc_info)
+
+    def _pack(self, tensor: torch.Tensor):
+        storage = tensor.untyped_storage()
+        address, size = storage.data_ptr(), storage.nbytes()
+        if address in self.parameters:
+            return tensor
+        if not self.holders.get(address):
+            self.live += size
+            self.peak = max(self.peak, self.live)
+            self.saved[self.tag] = self.saved.get(self.tag, 0) + size
+        self.holders[address] = self.holders.get(address, 0) + 1
+        saved = _Saved(tensor)
+        weakref.finalize(saved, self._release, address, size)
+        return saved
+
+    @staticmethod
+    def _unpack(saved):
+        return saved.tensor if isinstance(saved, _Saved) else saved
+
+    def _release(self, address: int, size: int) -> None:
+        self.holders[address] -= 1
+        if not self.holders[address]:
+            self.live -= size
+
+
+def largest_block_saved(backbone: torch.nn.Module, images: torch.Tensor) -> int:
+    """The most bytes one block of ``backbone`` saves for the backward pass: what a
+    checkpointed block holds while the backward pass recomputes it.
+
+    Measured by one forward of ``images`` (B, 3, H, W) in the backbone's mode,
+    with gradients and without checkpointing, not back-propagated: the bytes
+    :class:`SavedActivations` counts while each block runs.
+    """
+    counter = SavedActivations(backbone)
+    handles = []
+    for index, block in enumerate(backbone.blocks):
+        handles += [
+            block.register_forward_pre_hook(lambda *_, i=index: setattr(counter, 'tag', i)),
+            block.register_forward_hook(lambda *_: setattr(counter, 'tag', None))
+        ]
+    with_cp, backbone.with_cp = backbone.with_cp, False
+    try:
+        with counter:
+            backbone(images)
+    finally:
+        backbone.with_cp = with_cp
+        for handle in handles:
+            handle.remove()
+    return max(size for tag, size in counter.saved.items() if tag is not None)
+
+
 def measure_step(args, name: str, batch: int, device: torch.device) -> dict:
     """One training step of mode ``name`` on ``batch`` images in this process: its
-    peak memory growth and peak (MB) and its time (s)."""
+    peak memory growth and peak (MB), its time (s), and its activations (MB,
+    :class:`SavedActivations`; with ``with_cp`` also the recomputed block's)."""
     step = build_train_step(args, name, batch, device)
     if dist.is_initialized():
         dist.barrier()
     memory = PeakMemory(device)
+    counter = SavedActivations(step.model)
     before = memory.reset()
-    with timed_region(device) as seconds:
+    with timed_region(device) as seconds, counter:
         step.run()
     peak = memory.peak()
-    return dict(growth_mb=(peak - before) / 2**20, peak_mb=peak / 2**20, seconds=seconds['wall'])
+    figures = dict(
+        growth_mb=(peak - before) / 2**20,
+        peak_mb=peak / 2**20,
+        seconds=seconds['wall'],
+        saved_mb=counter.peak / 2**20)
+    if step.mode.get('with_cp', False):
+        backbone = getattr(step.model, 'module', step.model).backbone
+        images = torch.randn(batch, 3, args.img_size, args.img_size, device=device)
+        with amp_context(device, args.amp):
+            figures['recompute_mb'] = largest_block_saved(backbone, images) / 2**20
+    return figures
 
 
 def train_step_worker(args) -> None:
@@ -361,6 +472,12 @@ def ratio(growth: float, base: float) -> Optional[float]:
     return growth / base if base > 0 else None
 
 
+def activation_mb(figures: dict) -> float:
+    """The activations of a step's figures (MB): the saved tensors held at the peak,
+    plus the largest block's when it is recomputed (``with_cp``)."""
+    return figures['saved_mb'] + figures.get('recompute_mb', 0.)
+
+
 def benchmark_batch(args, batch: int) -> List[dict]:
     """The rows of every mode of ``--modes`` at ``batch`` images per process."""
     memory = {name: step_memory(args, name, batch) for name in args.modes}
@@ -377,18 +494,24 @@ def benchmark_batch(args, batch: int) -> List[dict]:
         row = dict(
             model=name,
             backbone=args.model,
-            batch_size=batch,
-            device=str(args.device),
-            dtype=dtype_name(args.amp),
+            **run_fields(batch, args.device, args.amp),
             with_cp=mode.get('with_cp', False),
             ranks=figures['ranks'],
             growth_mb=figures['growth_mb'],
             growth_vs_dynamic=ratio(figures['growth_mb'], memory[BASE_MODE]['growth_mb']),
             peak_mb=figures['peak_mb'],
             first_step_s=figures['seconds'])
+        if 'saved_mb' in figures:
+            row.update(
+                saved_mb=figures['saved_mb'],
+                recompute_mb=figures.get('recompute_mb'),
+                activation_mb=activation_mb(figures))
         plain = name[:-len(CP)] if row['with_cp'] else None
         if plain in memory:
             row['growth_vs_no_cp'] = ratio(figures['growth_mb'], memory[plain]['growth_mb'])
+            if 'saved_mb' in figures:
+                row['activation_vs_no_cp'] = ratio(row['activation_mb'],
+                                                   activation_mb(memory[plain]))
         if name in times:
             ratios = times[name] / times[BASE_MODE]
             row.update(step_s=spread(times[name][:, 0]), step_vs_dynamic=spread(ratios[:, 0]))
@@ -409,6 +532,9 @@ COLUMNS = [
     ('vs dynamic only', 'growth_vs_dynamic', '.2f'),
     ('vs no cp', 'growth_vs_no_cp', '.2f'),
     ('peak MB', 'peak_mb', '.0f'),
+    ('act. MB', 'activation_mb', '.0f'),
+    ('recomp. MB', 'recompute_mb', '.0f'),
+    ('vs no cp', 'activation_vs_no_cp', '.2f'),
     ('1st step s', 'first_step_s', '.2f'),
     ('| step s', 'step_s.median', '.3f'),
     ('step s q1-q3', iqr('step_s', '.3f'), 's'),
@@ -430,13 +556,14 @@ def main(argv=None):
         return
     rows = [row for batch in args.batch_sizes for row in benchmark_batch(args, batch)]
     memory = 'peak RSS' if args.device.type == 'cpu' else 'peak max_memory_allocated'
-    threads = f', {torch.get_num_threads()} threads' if args.device.type == 'cpu' else ''
     where = 'a fresh process each' if args.memory == 'subprocess' else 'in this process'
-    print(f'Training step, {TITLES[args.model]} {args.arch} {args.img_size}px, {args.device}'
-          f'{threads}, {dtype_name(args.amp)}: {memory} growth over the first step ({where}), '
-          f'then the single-process steps interleaved in one process, medians of {args.runs} '
-          'rounds (ratios: medians of the per-round ratios; "+cp": with_cp, "vs no cp": to the '
-          'step without it)')
+    print(f'Training step, {TITLES[args.model]} {args.arch} {args.img_size}px, '
+          f'{run_conditions(args.device, args.amp)}: {memory} growth over the first step '
+          f'({where}), '
+          'and its activations (act.: saved-for-backward tensors held at the peak, with the '
+          'recomputed block\'s, "recomp."), then the single-process steps interleaved in one '
+          f'process, medians of {args.runs} rounds (ratios: medians of the per-round ratios; '
+          '"+cp": with_cp, "vs no cp": to the step without it)')
     print(format_table(rows, COLUMNS + (CPU_COLUMNS if args.device.type == 'cpu' else [])))
     if args.json:
         write_report(args.json, 'benchmark_train.py', vars(args), rows, args.device)

@@ -24,9 +24,9 @@ from typing import Dict, List
 import torch
 
 import mmvitdyn  # noqa: F401
-from mmvitdyn.analysis.timing import (amp_context, check_timing_options, dtype_name, format_table,
-                                      iqr, spread, time_interleaved, timed_region, timing_options,
-                                      write_report)
+from mmvitdyn.analysis.timing import (add_timing_options, amp_context, format_table, iqr,
+                                      parse_timing_options, run_conditions, run_fields, spread,
+                                      time_interleaved, timed_region, write_report)
 from mmvitdyn.learngene import cluster_heads, condense, record_attention_distance
 from mmvitdyn.models import ViT
 
@@ -41,14 +41,10 @@ def parse_args(argv=None):
     parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
     parser.add_argument('--eps', type=float, default=10.)
-    for flag, options in timing_options(batch_sizes=[64], runs=1):
-        parser.add_argument(flag, **options)
+    add_timing_options(parser, batch_sizes=[64], runs=1)
     parser.add_argument('--max-ratio', type=float, help='fail (exit 1) above this ratio')
     args = parser.parse_args(argv)
-    try:
-        args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs)
-    except ValueError as error:
-        parser.error(str(error))
+    parse_timing_options(parser, args)
     return args
 
 
@@ -80,10 +76,9 @@ def benchmark_batch(args, model: ViT, images: torch.Tensor, batch_size: int,
             built['learngene'].save(out)
         stages['write'].append(seconds['wall'])
 
-    with amp_context(device, args.amp):
-        samples = time_interleaved(
-            dict(inference=inference, build=build), args.runs, device, warmup=0)
-    common = dict(batch_size=batch_size, device=str(device), dtype=dtype_name(args.amp))
+    samples = time_interleaved(
+        dict(inference=inference, build=build), args.runs, device, warmup=0, amp=args.amp)
+    common = run_fields(batch_size, device, args.amp)
     learngene = built['learngene']
     return [
         dict(
@@ -132,8 +127,8 @@ def main(argv=None):
                 args, model, images, batch_size, os.path.join(tmp, 'learngene.pth'))
         ]
     print(f'ViT {args.arch}/{args.patch_size} at {args.img_size}, {args.num_images} images, '
-          f'{args.device}, {dtype_name(args.amp)}; medians of {args.runs} interleaved rounds '
-          '(mad: forward pass + MAD; condense: clustering, FFN groups, extraction)')
+          f'{run_conditions(args.device, args.amp, args.runs)} (mad: forward pass + MAD; '
+          'condense: clustering, FFN groups, extraction)')
     print(format_table(rows, COLUMNS))
     if args.json:
         write_report(args.json, 'benchmark_learngene.py', vars(args), rows, args.device)

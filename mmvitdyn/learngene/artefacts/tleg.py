@@ -2,7 +2,7 @@
 Linear Expansion of learnGene, Xia et al., AAAI 2024): theta_A and theta_B.
 
 Layer l (0-based) of an L-layer descendant starts from the expansion
-``theta_A + c_l theta_B`` with ``c_l = l / (L - 1)``
+``theta_A + c_l theta_B`` with ``c_l = l / L``
 (:func:`~mmvitdyn.models.backbones.expansion_coefficients`); theta_A and
 theta_B are taken from a trained Aux-Net
 (:class:`~mmvitdyn.models.backbones.LinearExpansionViT`). The learngene
@@ -12,6 +12,8 @@ embeddings and the final norm with the expanded layers).
 """
 from dataclasses import dataclass, field
 from typing import ClassVar, List, Tuple
+
+import torch
 
 from ...models.backbones import expansion_coefficients
 from ..file_format import LearngeneFile, Tensors, expect_norm, validate_settings
@@ -33,8 +35,8 @@ class TLEGLearngene(LearngeneFile):
         settings (dict): How it was made (recorded as is).
     """
     FILE_FORMAT: ClassVar[str] = 'mmvitdyn.tleg_learngene'
-    FILE_VERSION: ClassVar[int] = 2
-    OLDER_VERSIONS: ClassVar[Tuple[int, ...]] = (1, )
+    FILE_VERSION: ClassVar[int] = 3
+    OLDER_VERSIONS: ClassVar[Tuple[int, ...]] = (1, 2)
     WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
 
     ancestry: dict
@@ -78,9 +80,20 @@ class TLEGLearngene(LearngeneFile):
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
-        """Version 1: a DeiT's family (see :func:`~.vit.upgrade_ancestry`),
-        theta_A and theta_B alone (no embeddings, no final norm)."""
-        data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
-        data['embeddings'], data['final_norm'] = {}, {}
-        warn_version_1('tleg', 'embeddings and final norm')
+        """Versions 1 and 2 were extracted from an Aux-Net that expanded with
+        c_l = l / (L - 1): theta_B is rescaled by L / (L - 1) so that the
+        Aux-Net's own L layers are unchanged under c_l = l / L. Version 1
+        also lacks a DeiT's family (see :func:`~.vit.upgrade_ancestry`), the
+        embeddings and the final norm."""
+        if data['version'] == 1:
+            data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
+            data['embeddings'], data['final_norm'] = {}, {}
+            warn_version_1('tleg', 'embeddings and final norm')
+        ancestry = data.get('ancestry')
+        depth = ancestry.get('num_layers') if isinstance(ancestry, dict) else None
+        if isinstance(depth, int) and depth > 1 and isinstance(data.get('theta_b'), dict):
+            data['theta_b'] = {
+                key: value * (depth / (depth - 1)) if isinstance(value, torch.Tensor) else value
+                for key, value in data['theta_b'].items()
+            }
         return data

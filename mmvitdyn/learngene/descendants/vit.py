@@ -70,7 +70,7 @@ class LearngeneViT(InheritanceRecord, ViT):
       :mod:`mmvitdyn.learngene.artefacts.block`); its blocks go whole to the
       descendant's last / first layers, the rest starts random.
     - ``'tleg'`` (TLEG): theta_A and theta_B of a trained Aux-Net; layer l
-      starts as theta_A + l / (L - 1) theta_B (see
+      starts as theta_A + l / L theta_B (see
       :mod:`mmvitdyn.learngene.artefacts.tleg`).
 
     In every mode the embeddings (patch embedding, class, distillation and

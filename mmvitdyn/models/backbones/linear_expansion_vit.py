@@ -2,7 +2,10 @@
 
 Layer l (0-based) of an L-layer Aux-Net computes with::
 
-    theta_l = theta_A + c_l * theta_B,   c_l = l / (L - 1)   (c_0 = 0 when L = 1)
+    theta_l = theta_A + c_l * theta_B,   c_l = l / L
+
+as in TLEG's public code (``AlphaXia/TLEG``: the Aux-Net's ``_ilayer`` and
+its descendant loader), so the last layer sits at (L - 1) / L, not at 1.
 
 for every tensor of a block (norms, Q/K/V and their biases, W^O, FFN).
 After training, theta_A and theta_B are the TLEG learngene
@@ -23,10 +26,10 @@ Tensors = Dict[str, torch.Tensor]
 
 
 def expansion_coefficients(num_layers: int) -> List[float]:
-    """c_l of each of ``num_layers`` layers: l / (L - 1), 0 for one layer."""
+    """c_l of each of ``num_layers`` layers: l / L (0-based l), as TLEG's public code."""
     if num_layers < 1:
         raise ValueError(f'num_layers={num_layers} must be >= 1')
-    return [layer / max(num_layers - 1, 1) for layer in range(num_layers)]
+    return [layer / num_layers for layer in range(num_layers)]
 
 
 @MODELS.register_module()
