@@ -6,8 +6,8 @@
 # Neither the DyT paper nor ToMe's gives a decreasing-schedule setting for
 # ViT-B/16 on CIFAR-100, so R is chosen by matched FLOPs, as the constant
 # run's r = 10: R = 8 asks 16, 14, 13, 11, 10, 8, 7, 5, 4, 2, 1, 0 merges
-# (parse_r's truncation), 197 -> 106 tokens, 11.92 GFLOPs per image by
-# tools/analysis_tools/get_flops.py (r = 10 constant: 12.18; R = 7: 12.71,
+# (parse_r's truncation), 197 -> 106 tokens, 11.92 GFLOPs per image (the
+# metafile's count; r = 10 constant: 12.18; R = 7: 12.71,
 # above DyT's 12.5 at r = 0.5).
 _base_ = ['./vit-base-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py']
 model = dict(backbone=dict(token_reduction=dict(type='ToMe', r=(8, -1))))

@@ -20,7 +20,6 @@ tool's parser by :func:`add_timing_options` and checked by
 :func:`run_fields` are the entries every row has and :func:`run_conditions`
 the words a table's title gives them.
 """
-import argparse
 import math
 import platform
 from contextlib import contextmanager, nullcontext
@@ -345,17 +344,15 @@ def timing_options(batch_sizes: Optional[Sequence[int]], runs: int) -> List[tupl
     ]
 
 
-def add_timing_options(parser: argparse.ArgumentParser, batch_sizes: Optional[Sequence[int]],
-                       runs: int) -> None:
+def add_timing_options(parser, batch_sizes: Optional[Sequence[int]], runs: int) -> None:
     """Add :func:`timing_options` (their defaults ``batch_sizes`` and ``runs``) to
-    a benchmark's ``parser``."""
+    a benchmark tool's ``parser`` (its ``argparse.ArgumentParser``, which the
+    tool builds and runs)."""
     for flag, options in timing_options(batch_sizes, runs):
         parser.add_argument(flag, **options)
 
 
-def parse_timing_options(parser: argparse.ArgumentParser,
-                         args: argparse.Namespace,
-                         min_runs: int = 1) -> None:
+def parse_timing_options(parser, args, min_runs: int = 1) -> None:
     """Check the timing options ``parser`` parsed into ``args``
     (:func:`check_timing_options`) and make ``args.device`` the ``torch.device``
     it names; a wrong value is a usage error of ``parser`` (``parser.error``:
