@@ -13,6 +13,7 @@ from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import REPO, load_tool
 from mmvitdyn.learngene import (BlockLearngene, LearngeneViT, LinearExpansionViT, TLEGLearngene,
                                 ViTAncestry, learngene_blocks)
+from mmvitdyn.learngene.artefacts.vit import VERSION_1_FAMILY
 from mmvitdyn.models import ViT
 
 ARCH7 = dict(TINY_ARCH, num_layers=7)  # deep enough for both block rules, which then differ
@@ -211,14 +212,24 @@ def test_tleg_coefficient_written_out(tmp_path, num_layers):
         torch.testing.assert_close(same_depth(images())[0], aux(images())[0])
 
 
-def test_a_version_2_tleg_file_keeps_its_aux_nets_layers(tmp_path):
-    """A version-2 file comes from an Aux-Net that expanded with l / (L - 1):
+@pytest.mark.parametrize('version', [1, 2])
+def test_an_older_tleg_file_keeps_its_aux_nets_layers(tmp_path, version):
+    """Versions 1 and 2 come from an Aux-Net that expanded with l / (L - 1):
     at its own depth a descendant has that Aux-Net's layers, written out here
-    as theta_A + l / (L - 1) theta_B from the file's tensors."""
+    as theta_A + l / (L - 1) theta_B from the file's tensors. (Version 1 also
+    records no family settings, embeddings or final norm.)"""
     data = ViTAncestry(aux_net(num_layers=3)).extract_expansion().to_dict()
-    data['version'] = 2
-    torch.save(data, tmp_path / 'v2.pth')
-    model = descendant(str(tmp_path / 'v2.pth'), 'tleg', arch=dict(num_layers=3))
+    data['version'] = version
+    if version == 1:
+        data['ancestry'] = {
+            key: value
+            for key, value in data['ancestry'].items()
+            if key not in (*VERSION_1_FAMILY, 'dist_token')
+        }
+        del data['embeddings'], data['final_norm']
+    path = str(tmp_path / f'v{version}.pth')
+    torch.save(data, path)
+    model = descendant(path, 'tleg', arch=dict(num_layers=3))
     for layer, block in enumerate(model.blocks):
         for name, param in block.named_parameters():
             expected = data['theta_a'][name] + layer / 2 * data['theta_b'][name]
