@@ -28,8 +28,9 @@ from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
 from mmvitdyn.engine.runner_setup import SetupError, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
-                            trusted_checkpoints, trusted_names)
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, dump_json_atomically,
+                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
+                            trusted_names)
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
 IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff')
@@ -59,14 +60,41 @@ def list_images(path: str) -> List[str]:
     raise SetupError(f'input {path!r} is neither an image file nor a folder')
 
 
+def picture_paths(scope: str, image: str, out_dir: str) -> List[str]:
+    """Where the demo writes ``image``'s pictures: the inferencer's, then the skip map's."""
+    name = Path(image).stem + '.png' if scope == 'mmpretrain' else osp.basename(image)
+    return [osp.join(out_dir, 'vis', name), osp.join(out_dir, f'{Path(image).stem}_dispatch.png')]
+
+
+def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str) -> None:
+    """Refuse an ``out_dir`` inside the input folder (its pictures would be
+    read as inputs next time), an output that is one of the images, and two
+    images whose pictures would have the same path."""
+    if osp.isdir(input_path):
+        folder, out = osp.realpath(input_path), osp.realpath(out_dir)
+        if osp.commonpath([folder, out]) == folder:
+            raise SetupError(f'--out-dir {out_dir} is inside the input folder {input_path}: '
+                             'its pictures would be read as inputs next time; choose another')
+    written: Dict[str, str] = {}
+    for image in images:
+        for path in picture_paths(scope, image, out_dir):
+            if path in written:
+                raise SetupError(f'images {written[path]} and {image} would both be drawn to '
+                                 f'{path}; run them with separate --out-dir')
+            written[path] = image
+            try:
+                refuse_overwriting_inputs(path, images)
+            except OutputIsInputError as err:
+                raise SetupError(str(err)) from None
+
+
 def run_inferencer(scope: str, inferencer, image: str, out_dir: str):
     """``(prediction text, picture path)``: one image through the task's inferencer."""
-    name = osp.basename(image)
     if scope == 'mmpretrain':
         os.makedirs(osp.join(out_dir, 'vis'), exist_ok=True)  # mmpretrain makes one level only
         result = inferencer(image, show_dir=osp.join(out_dir, 'vis'), resize=224)[0]
         text = f'{result["pred_class"]} ({result["pred_score"]:.2f})'
-        return text, osp.join(out_dir, 'vis', Path(image).stem + '.png')
+        return text, picture_paths(scope, image, out_dir)[0]
     result = inferencer(image, out_dir=out_dir)
     classes = inferencer.model.dataset_meta['classes']
     pred = result['predictions'][0] if scope == 'mmdet' else result['predictions']
@@ -80,7 +108,7 @@ def run_inferencer(scope: str, inferencer, image: str, out_dir: str):
         labels, counts = np.unique(np.asarray(pred), return_counts=True)
         shares = sorted(zip(counts / counts.sum(), labels), reverse=True)
         text = ', '.join(f'{classes[label]} {share:.0%}' for share, label in shares[:3])
-    return text, osp.join(out_dir, 'vis', name)
+    return text, picture_paths(scope, image, out_dir)[0]
 
 
 def seen_image(model, inputs: torch.Tensor) -> np.ndarray:
@@ -124,6 +152,7 @@ def main(argv=None):
             if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
                 raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
             cfg = load_config(args.config, args.cfg_options)
+            check_outputs(cfg.default_scope, images, args.input, args.out_dir)
             inferencer = build_inferencer(cfg, args.checkpoint, args.device)
         except SetupError as err:
             parser.error(str(err))
@@ -155,7 +184,7 @@ def main(argv=None):
                         f'crop {k}' if len(forwards) > 1 else '')
                     for k, forward in enumerate(forwards)
                 ]
-                out_file = osp.join(args.out_dir, f'{Path(image).stem}_dispatch.png')
+                out_file = picture_paths(scope, image, args.out_dir)[1]
                 plot_skip_map(views, backbone.patch_size, Path(image).stem, out_file)
                 row['pictures'].append(out_file)
             rows.append(row)

@@ -12,9 +12,10 @@ validation or test), e.g. runs made by hand or by tools/demo.py.
 import argparse
 import os.path as osp
 
-from mmvitdyn.analysis.sweep import SweepError, cell_state, load_sweep
+from mmvitdyn.analysis.sweep import DamagedRecordError, SweepError, cell_state, load_sweep
 from mmvitdyn.analysis.sweep_results import (FORMATS, METRIC_NAMES, build_blocks, cell_results,
                                              format_blocks, paper_results, work_dir_blocks)
+from mmvitdyn.utils import OutputIsInputError, write_text_atomically
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
@@ -42,23 +43,35 @@ def main(argv=None):
         bad = [label + sep + path for label, sep, path in labelled if not (label and sep and path)]
         if bad:
             parser.error(f'--work-dirs {bad}: each must be LABEL=DIR')
-        blocks = work_dir_blocks({label: path for label, _, path in labelled}, args.metrics)
+        labels = [label for label, _, _ in labelled]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:
+            parser.error(f'--work-dirs labels {repeated} are given more than once: one row each')
+        try:
+            blocks = work_dir_blocks({label: path for label, _, path in labelled}, args.metrics)
+        except (FileNotFoundError, DamagedRecordError) as err:
+            parser.error(str(err))
     else:
         try:
             sweep = load_sweep(args.sweep, REPO)
         except SweepError as err:
             parser.error(str(err))
         states = {cell.name: cell_state(cell.work_dir) for cell in sweep.cells}
-        results = {
-            cell.name: cell_results(cell.work_dir)
-            for cell in sweep.cells if states[cell.name].state == 'done'
-        }
+        try:
+            results = {
+                cell.name: cell_results(cell.work_dir)
+                for cell in sweep.cells if states[cell.name].state == 'done'
+            }
+        except DamagedRecordError as err:
+            parser.error(str(err))
         blocks = build_blocks(sweep, states, results, paper_results(REPO))
     text = format_blocks(blocks, args.format)
     print(text, end='')
     if args.out:
-        with open(args.out, 'w') as f:
-            f.write(text)
+        try:
+            write_text_atomically(text, args.out, [] if args.work_dirs else [args.sweep])
+        except OutputIsInputError as err:
+            parser.error(str(err))
 
 
 if __name__ == '__main__':

@@ -44,7 +44,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from mmengine.config import Config, DictAction
 
-from ..utils import check_int
+from ..utils import check_int, dump_json_atomically
+from ..utils.stored_configs import NotPlainDataError, parse_config_text
 from ..utils.work_dir_lock import LOCK_NAME
 
 SWEEP_FIELDS = ('configs', 'axes', 'options', 'work_dir', 'launcher', 'table')
@@ -208,7 +209,7 @@ def expand_configs(configs, root: str) -> List[Tuple[Dict[str, str], str, List[s
     for key, pattern in entries:
         if not isinstance(pattern, str) or not pattern.endswith('.py'):
             _fail(f'configs[{key or len(expanded)}]', pattern, 'must be a .py path or glob')
-        regex = re.compile(''.join('(.+)' if part == '*' else re.escape(part)
+        regex = re.compile(''.join('(.*)' if part == '*' else re.escape(part)
                                    for part in re.split(r'(\*)', pattern)) + '$')
         paths = sorted((osp.relpath(path, root) if not osp.isabs(pattern) else path
                         for path in glob.glob(osp.join(root, pattern))),
@@ -217,6 +218,10 @@ def expand_configs(configs, root: str) -> List[Tuple[Dict[str, str], str, List[s
             _fail('configs', pattern, f'matches no config file under {root}')
         for path in paths:
             match = regex.match(path)
+            if match is None or '' in match.groups():
+                _fail(
+                    'configs', pattern, f'matches {path} with a * that stands for nothing (the '
+                    'cell names are made of what it matches); name that file without a *')
             text = '-'.join(match.groups()) if '*' in pattern else osp.splitext(
                 osp.basename(path))[0]
             name = [key, text] if key is not None and '*' in pattern else [key or text]
@@ -440,6 +445,28 @@ def _short(path: str) -> str:
     return path if relative.startswith('..') else relative
 
 
+class DamagedRecordError(ValueError):
+    """A record a run or the sweep wrote that cannot be read (cut short by a
+    killed process or a full disk, or edited); the message names the file
+    and what to do."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(f'{path} {problem}: remove it (or its run folder) and run the cell '
+                         'again (tools/sweep.py SWEEP --resume)')
+        self.path = path
+
+
+def json_record(path: str, text: str, where: str) -> dict:
+    """One JSON object of the record file ``path`` (``where`` names its place)."""
+    try:
+        record = json.loads(text)
+    except ValueError as err:
+        raise DamagedRecordError(path, f'is damaged: {where} is not JSON ({err})') from None
+    if not isinstance(record, dict):
+        raise DamagedRecordError(path, f'is damaged: {where} is not a JSON object')
+    return record
+
+
 def run_dirs(work_dir: str) -> List[str]:
     """The timestamped run folders mmengine made in ``work_dir``, oldest first."""
     if not osp.isdir(work_dir):
@@ -457,7 +484,12 @@ def run_records(run_dir: str) -> List[dict]:
     for path in (osp.join(run_dir, 'vis_data', 'scalars.json'), osp.join(run_dir, f'{name}.json')):
         if osp.isfile(path):
             with open(path) as f:
-                return [json.loads(line) for line in f if line.strip()]
+                lines = f.read().splitlines()
+            records = []
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    records.append(json_record(path, line, f'line {number}'))
+            return records
     return []
 
 
@@ -472,7 +504,12 @@ def final_step(work_dir: str) -> Optional[Tuple[str, int, bool]]:
     for run_dir in reversed(run_dirs(work_dir)):
         path = osp.join(run_dir, 'vis_data', 'config.py')
         if osp.isfile(path):
-            cfg = Config.fromfile(path, import_custom_modules=False)
+            with open(path) as f:
+                text = f.read()
+            try:
+                cfg = parse_config_text(text)
+            except NotPlainDataError as err:
+                raise DamagedRecordError(path, f'is not a config dumped as plain data ({err})')
             train_cfg = cfg.get('train_cfg') or {}
             validates = bool(cfg.get('val_dataloader')) and cfg.get('val_cfg') is not None
             if 'max_epochs' in train_cfg:
@@ -518,14 +555,23 @@ def exit_record(work_dir: str) -> Optional[dict]:
     if not osp.isfile(path):
         return None
     with open(path) as f:
-        return json.load(f)
+        return json_record(path, f.read(), 'its record')
 
 
 def cell_state(work_dir: str) -> CellState:
-    """The state of the cell that trains in ``work_dir`` (see the module's docstring)."""
+    """The state of the cell that trains in ``work_dir`` (see the module's
+    docstring); a cell with a damaged record is 'failed', the detail naming it."""
     holder = lock_holder(work_dir)
     if holder is not None:
         return CellState('running', holder)
+    try:
+        return _recorded_state(work_dir)
+    except DamagedRecordError as err:
+        return CellState('failed', str(err))
+
+
+def _recorded_state(work_dir: str) -> CellState:
+    """The state of a cell no process holds, from its records."""
     checkpoint = None
     if osp.isfile(osp.join(work_dir, 'last_checkpoint')):
         with open(osp.join(work_dir, 'last_checkpoint')) as f:
@@ -543,7 +589,8 @@ def cell_state(work_dir: str) -> CellState:
     if ended is None:
         return CellState('failed', f'stopped at {reached}')
     return CellState(
-        'failed', f"exit code {ended['returncode']} at {reached}; its output: "
+        'failed',
+        f"exit code {ended.get('returncode', '(not recorded)')} at {reached}; its output: "
         f'{osp.join(work_dir, CELL_LOG)}')
 
 
@@ -614,10 +661,9 @@ def run_cells(cells: Sequence[Cell],
             with lock:
                 del running[cell.name]
                 codes[cell.name] = code
-                with open(osp.join(cell.work_dir, EXIT_RECORD), 'w') as f:
-                    json.dump(
-                        dict(returncode=code, seconds=round(time.time() - started, 1), argv=argv),
-                        f)
+                dump_json_atomically(
+                    dict(returncode=code, seconds=round(time.time() - started, 1), argv=argv),
+                    osp.join(cell.work_dir, EXIT_RECORD))
                 report('end', cell, f'exit code {code}, {time.time() - started:.0f} s')
 
     finished = [threading.Event() for _ in range(launcher.max_parallel)]

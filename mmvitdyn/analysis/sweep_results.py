@@ -18,7 +18,6 @@ among the rows) show their mean.
 """
 import csv
 import io
-import json
 import os.path as osp
 import re
 from dataclasses import dataclass
@@ -28,8 +27,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
-from .sweep import (STATES, Cell, CellState, Sweep, final_step, final_validation, is_validation,
-                    run_dirs, run_records)
+from .sweep import (STATES, Cell, CellState, DamagedRecordError, Sweep, final_step,
+                    final_validation, is_validation, json_record, run_dirs, run_records)
 
 METRIC_NAMES = {
     'accuracy/top1_best_epoch': 'top-1 (%), best epoch',
@@ -101,7 +100,12 @@ def cell_results(work_dir: str, final: bool = True) -> dict:
     flops = osp.join(work_dir, FLOPS_FILE)
     if osp.isfile(flops):
         with open(flops) as f:
-            results['gflops'] = json.load(f)['flops'] / 1e9
+            counted = json_record(flops, f.read(), 'its record').get('flops')
+        if isinstance(counted, bool) or not isinstance(counted, (int, float)):
+            raise DamagedRecordError(
+                flops, f'has flops={counted!r}, not a number (as '
+                'tools/analysis_tools/get_flops.py --out writes it)')
+        results['gflops'] = counted / 1e9
     for run_dir in reversed(run_dirs(work_dir)):
         log = osp.join(run_dir, f'{osp.basename(run_dir)}.log')
         found = PARAMS_LINE.search(open(log).read()) if osp.isfile(log) else None
@@ -233,7 +237,15 @@ def build_blocks(sweep: Sweep, states: Dict[str, CellState], results: Dict[str, 
 
 def work_dir_blocks(work_dirs: Dict[str, str], metrics: Sequence[str]) -> List[Block]:
     """One block: a row per labelled work dir, a column per metric logged
-    by any of them (its newest evaluation, :func:`cell_results`)."""
+    by any of them (its newest evaluation, :func:`cell_results`).
+
+    Raises:
+        FileNotFoundError: A work dir that does not exist.
+        DamagedRecordError: A record that cannot be read.
+    """
+    missing = [f'{label}={path}' for label, path in work_dirs.items() if not osp.isdir(path)]
+    if missing:
+        raise FileNotFoundError(f'work dirs {missing} do not exist')
     results = {label: cell_results(path, final=False) for label, path in work_dirs.items()}
     logged = [metric for metric in metrics if any(metric in r for r in results.values())]
     header = ('run', *(METRIC_NAMES.get(metric, metric) for metric in logged))

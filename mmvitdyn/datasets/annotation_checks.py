@@ -20,6 +20,8 @@ from PIL import Image
 
 # Pillow modes that decode to one channel of 8-bit values.
 LABEL_MAP_MODES = ('1', 'L', 'P')
+# The EXIF tag of an image's orientation (1: as stored).
+EXIF_ORIENTATION = 0x0112
 # Records named in full in an error; the rest are counted.
 MAX_NAMED = 5
 
@@ -29,6 +31,56 @@ class AnnotationError(ValueError):
     cannot use."""
 
 
+def is_real(value) -> bool:
+    """Whether a JSON value is a finite number (``true`` is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def coco_file_problem(dataset: dict) -> Optional[str]:
+    """What makes a COCO json's images and annotations disagree, or None:
+    an image id listed twice (pycocotools keeps one of them) or annotations
+    of an image id the file does not list (mmdet drops them)."""
+    ids = [image.get('id') for image in dataset.get('images', [])]
+    repeated = sorted({i for i in ids if ids.count(i) > 1}, key=repr)
+    if repeated:
+        return f'image ids {repeated[:MAX_NAMED]} are listed more than once'
+    listed = set(ids)
+    orphans = [ann for ann in dataset.get('annotations', []) if ann.get('image_id') not in listed]
+    if orphans:
+        named = ', '.join(f"annotation id {ann.get('id')} (image_id {ann.get('image_id')!r})"
+                          for ann in orphans[:MAX_NAMED])
+        return (f'{len(orphans)} annotations belong to no image the file lists: {named}')
+    return None
+
+
+def polygon_problem(segmentation, height: int, width: int) -> Optional[str]:
+    """Why an annotation's ``segmentation`` cannot be rasterised in bounded
+    memory for an image of ``height`` x ``width``, or None: polygons must be
+    lists of at least 3 (x, y) pairs of finite numbers inside the image
+    widened by its own size on each side; an RLE must be of the image's size."""
+    if segmentation is None or segmentation == []:
+        return None
+    if isinstance(segmentation, dict):
+        if segmentation.get('size') != [height, width]:
+            return (f"has an RLE of size {segmentation.get('size')}, not the image's "
+                    f'[{height}, {width}]')
+        return None
+    if not isinstance(segmentation, list):
+        return f'has segmentation of type {type(segmentation).__name__}: polygons or an RLE'
+    for polygon in segmentation:
+        if not (isinstance(polygon, list) and len(polygon) >= 6 and len(polygon) % 2 == 0):
+            return ('has a polygon that is not a list of at least 3 (x, y) pairs: '
+                    f'{str(polygon)[:60]}')
+        bad = [v for v in polygon if not is_real(v)]
+        if bad:
+            return f'has polygon coordinates {bad[:MAX_NAMED]}; each must be a finite number'
+        xs, ys = polygon[0::2], polygon[1::2]
+        if (min(xs) < -width or max(xs) > 2 * width or min(ys) < -height or max(ys) > 2 * height):
+            return (f'has a polygon reaching x {min(xs)}..{max(xs)}, y {min(ys)}..{max(ys)}, '
+                    f'beyond the {width} x {height} image widened by its size on each side')
+    return None
+
+
 def packed_samples(results) -> list:
     """The data samples of a pipeline result: those packed, one or a list
     (TTA), or none when the pipeline does not pack."""
@@ -36,28 +88,44 @@ def packed_samples(results) -> list:
     return samples if isinstance(samples, Sequence) else [samples]
 
 
-def label_map_problem(path: str, backend_args: Optional[dict] = None) -> Optional[str]:
-    """Why the label map at ``path`` cannot be read as one 8-bit channel, or
-    None.
+def label_map_problem(path: str,
+                      image_path: str,
+                      backend_args: Optional[dict] = None) -> Optional[str]:
+    """Why the label map at ``path`` cannot be read as one 8-bit channel of
+    class indices for the image at ``image_path``, or None.
 
-    Only the header is read for 8-bit single-channel maps (Pillow modes
-    ``1``, ``L``, ``P``). A map of 16- or 32-bit integers is decoded and
-    refused if it holds a value outside 0..255 (mmseg's loader keeps the low
-    8 bits); a map with several channels is refused.
+    Only the headers are read for 8-bit single-channel maps (Pillow modes
+    ``1``, ``L``, ``P``). A map of 16- or 32-bit integers or floats is
+    decoded and refused if it holds a value outside 0..255 (mmseg's loader
+    keeps the low 8 bits) or a fraction; a map with several channels is
+    refused. The map must be as large as its image, and the image must carry
+    no EXIF rotation (it would be decoded turned, its label map not).
     """
     with fileio.get_local_path(path, backend_args=backend_args) as local, \
+            Image.open(local) as label:
+        size, mode, bands = label.size, label.mode, label.getbands()
+        values = None if mode in LABEL_MAP_MODES or len(bands) > 1 else np.unique(np.asarray(label))
+    if len(bands) > 1:
+        return f'it has {len(bands)} channels ({mode}); a label map has one (mode L or P)'
+    if values is not None:
+        fractions = values[values != np.round(values)]
+        if fractions.size:
+            return (f'its {mode} values {fractions[:MAX_NAMED].tolist()} are not whole '
+                    'numbers; a label map holds class indices')
+        wide = values[(values < 0) | (values > 255)]
+        if wide.size:
+            return (f'its {mode} values {wide[:MAX_NAMED].tolist()} do not fit in 0..255, '
+                    'the 8 bits the loader keeps')
+    with fileio.get_local_path(image_path, backend_args=backend_args) as local, \
             Image.open(local) as image:
-        if image.mode in LABEL_MAP_MODES:
-            return None
-        bands = image.getbands()
-        if len(bands) > 1:
-            return (f'it has {len(bands)} channels ({image.mode}); a label map has one '
-                    '(mode L or P)')
-        values = np.unique(np.asarray(image))
-    wide = values[(values < 0) | (values > 255)]
-    if wide.size:
-        return (f'its {image.mode} values {wide[:MAX_NAMED].tolist()} do not fit in 0..255, '
-                'the 8 bits the loader keeps')
+        image_size, orientation = image.size, image.getexif().get(EXIF_ORIENTATION, 1)
+    if orientation != 1:
+        return (f'its image {image_path} has EXIF orientation {orientation}, so the image is '
+                'decoded turned and the label map not; save the image turned as it is shown '
+                '(PIL.ImageOps.exif_transpose) without the tag')
+    if image_size != size:
+        return (f'it is {size[0]} x {size[1]} (width x height) and its image {image_path} '
+                f'{image_size[0]} x {image_size[1]}; a label map has its image\'s size')
     return None
 
 
@@ -108,7 +176,7 @@ class CheckSegLabels:
     channel of class indices.
 
     ``prepare_data`` checks each sample that the pipeline gave a
-    ``gt_sem_seg`` (shape (1, H, W)): the file must pass
+    ``gt_sem_seg`` (shape (1, H, W)): the file and its image must pass
     :func:`label_map_problem`, and every value, as loaded (after
     ``reduce_zero_label`` and the class map), must be a class index
     0..num_classes-1, 255 (what ``reduce_zero_label`` and mmseg's class map
@@ -128,9 +196,10 @@ class CheckSegLabels:
         maps = [s.gt_sem_seg.data.numpy() for s in packed_samples(results) if 'gt_sem_seg' in s]
         if not maps:
             return results
-        path = self.get_data_info(idx)['seg_map_path']
+        info = self.get_data_info(idx)
+        path = info['seg_map_path']
         if path not in self.readable_label_maps:
-            problem = label_map_problem(path, self.backend_args)
+            problem = label_map_problem(path, info['img_path'], self.backend_args)
             if problem:
                 raise AnnotationError(f'label map {path} cannot be used: {problem}')
             self.readable_label_maps.add(path)
@@ -160,11 +229,16 @@ class CheckCocoRecords:
     """Mixin for mmdet's ``CocoDataset``: every annotation is used or left
     out on purpose.
 
+    - the COCO API (``COCOAPI``) refuses a json that lists an image id
+      twice or annotations of an image it does not list
+      (:func:`coco_file_problem`).
     - ``parse_data_info``: an annotation (not flagged ``ignore``) whose
-      ``category_id`` is not among the file's categories, or whose ``bbox``
-      is not four finite numbers, raises :class:`AnnotationError` naming the
-      file, the image and the annotation id. Crowd, empty and out-of-image
-      boxes are left to mmdet, which skips them on purpose.
+      ``category_id`` is not an integer among the file's categories, whose
+      ``bbox`` is not four finite numbers, or whose polygons or RLE could
+      not be rasterised for its image (:func:`polygon_problem`) raises
+      :class:`AnnotationError` naming the file, the image and the annotation
+      id. Crowd, empty and out-of-image boxes are left to mmdet, which skips
+      them on purpose.
     - ``filter_data``: a file without images, or whose images are all
       filtered out, raises :class:`AnnotationError`; annotations of
       categories left out of ``metainfo['classes']`` are counted in one
@@ -179,15 +253,17 @@ class CheckCocoRecords:
         for ann in raw_data_info['raw_ann_info']:
             if ann.get('ignore', False):
                 continue
-            bbox = ann.get('bbox')
-            if ann.get('category_id') not in self.coco.cats:
-                problem = (f"has category_id {ann.get('category_id')}, not among the file's "
-                           f'category ids {sorted(self.coco.cats)}')
-            elif not (isinstance(bbox, list) and len(bbox) == 4
-                      and all(isinstance(v, (int, float)) and math.isfinite(v) for v in bbox)):
+            bbox, category = ann.get('bbox'), ann.get('category_id')
+            if type(category) is not int or category not in self.coco.cats:
+                problem = (f'has category_id {category!r}, not among the integer category ids '
+                           f'{sorted(self.coco.cats)} of the file')
+            elif not (isinstance(bbox, list) and len(bbox) == 4 and all(map(is_real, bbox))):
                 problem = f'has bbox {bbox}; a bbox is four finite numbers [x, y, w, h]'
             else:
-                continue
+                problem = polygon_problem(
+                    ann.get('segmentation'), image.get('height'), image.get('width'))
+                if problem is None:
+                    continue
             raise AnnotationError(
                 f"annotation file {self.ann_file}, image id {image['img_id']} "
                 f"({image['file_name']}): annotation id {ann.get('id')} {problem}")

@@ -10,7 +10,6 @@ allowed. A kind that changed its layout reads its older versions through
 :meth:`LearngeneFile.upgrade`.
 """
 import dataclasses
-import os.path as osp
 from typing import Any, ClassVar, Dict, Optional, Sequence, Tuple
 
 import torch
@@ -35,11 +34,11 @@ def load_file(path: str,
         FileNotFoundError: No such file.
         ValueError: The file is corrupted, of another format or version.
     """
-    if not osp.isfile(path):
-        raise FileNotFoundError(f'learngene file {path!r} does not exist (build one with '
-                                f'tools/learngene/{tool})')
     try:
         data = load_checkpoint_file(path, 'cpu', mmap=mmap)
+    except FileNotFoundError:
+        raise FileNotFoundError(f'learngene file {path!r} does not exist or is not a file '
+                                f'(build one with tools/learngene/{tool})') from None
     except Exception as err:  # refused, damaged or not a torch file
         raise ValueError(
             f'learngene file {path!r} is corrupted or not a torch file: '

@@ -1,9 +1,12 @@
-"""Writing checkpoints and artefacts so that no half-written file is ever visible.
+"""Writing every output file so that no half-written file is ever visible
+and no output replaces an input.
 
 Each file is written to a temporary sibling, flushed to disk (``fsync``),
 renamed over the destination and the rename flushed (``fsync`` of the
-directory): after a crash or a power cut the destination holds either the
-old content or the complete new one.
+directory): after a crash, a full disk or a power cut the destination holds
+either the old content or the complete new one. A destination that is the
+same file (device and inode) as one of the writer's inputs is refused
+before anything is written.
 """
 import json
 import os
@@ -11,7 +14,7 @@ import re
 import socket
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List
+from typing import Iterable, Iterator, List
 
 import torch
 from mmengine.fileio import LocalBackend, register_backend
@@ -31,10 +34,37 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+class OutputIsInputError(ValueError):
+    """An output path names a file the command reads."""
+
+
+def refuse_overwriting_inputs(dst, inputs: Iterable) -> None:
+    """Raise :class:`OutputIsInputError` if ``dst`` is the same file as one of
+    ``inputs`` (paths; links followed, URLs and missing files skipped)."""
+    try:
+        out = os.stat(dst)
+    except (OSError, ValueError):
+        return
+    for src in inputs:
+        try:
+            read = os.stat(src)
+        except (OSError, ValueError, TypeError):
+            continue
+        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino):
+            raise OutputIsInputError(
+                f'output {os.fspath(dst)} is the input {os.fspath(src)}: writing it would '
+                'destroy what this command reads; choose another output path')
+
+
 @contextmanager
-def atomic_target(dst: str) -> Iterator[Path]:
+def atomic_target(dst: str, inputs: Iterable = ()) -> Iterator[Path]:
     """Yield a temporary sibling of ``dst`` to write; on success flush it to
-    disk and rename it into place; on failure remove it, leaving ``dst`` as it was."""
+    disk and rename it into place; on failure remove it, leaving ``dst`` as it was.
+
+    Raises:
+        OutputIsInputError: ``dst`` is one of ``inputs`` (checked first).
+    """
+    refuse_overwriting_inputs(dst, inputs)
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(f'.{dst.name}.tmp-{HOST}-{os.getpid()}')  # TEMPORARY_NAME
@@ -71,16 +101,21 @@ def remove_orphaned_temporaries(directory: str) -> List[Path]:
     return removed
 
 
-def save_atomically(obj: dict, dst: str) -> None:
-    """``torch.save`` ``obj`` to ``dst`` through a temporary file."""
-    with atomic_target(dst) as tmp:
+def save_atomically(obj: dict, dst: str, inputs: Iterable = ()) -> None:
+    """``torch.save`` ``obj`` to ``dst`` through a temporary file (not over ``inputs``)."""
+    with atomic_target(dst, inputs) as tmp:
         torch.save(obj, tmp)
 
 
-def dump_json_atomically(obj, dst: str) -> None:
-    """Write ``obj`` as indented JSON to ``dst`` through a temporary file."""
-    with atomic_target(dst) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2) + '\n')
+def write_text_atomically(text: str, dst: str, inputs: Iterable = ()) -> None:
+    """Write ``text`` to ``dst`` through a temporary file (not over ``inputs``)."""
+    with atomic_target(dst, inputs) as tmp:
+        tmp.write_text(text)
+
+
+def dump_json_atomically(obj, dst: str, inputs: Iterable = ()) -> None:
+    """Write ``obj`` as indented JSON to ``dst`` through a temporary file (not over ``inputs``)."""
+    write_text_atomically(json.dumps(obj, indent=2) + '\n', dst, inputs)
 
 
 @register_backend(ATOMIC_BACKEND)

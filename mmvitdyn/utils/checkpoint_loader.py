@@ -12,11 +12,13 @@ without ``weights_only``, and ``torch.hub`` with ``weights_only=False``).
    opens special files.
 2. **Bounds**, all relative to the file's size (:func:`max_expansion`
    times it): the records a zip declares (a deflate bomb inflates before
-   any other check; a record with two zip64 size fields, which Python and
-   torch's reader read differently, is refused), the storages a legacy file
-   declares (checked as torch creates each one, uninitialised and untouched,
-   before its bytes are read), and the bytes the pickle's own calls make
-   (:mod:`.pickle_scan`).
+   any other check), the storages a legacy file declares (checked as torch
+   creates each one, uninitialised and untouched, before its bytes are
+   read), and the bytes the pickle's own calls make (:mod:`.pickle_scan`).
+   A zip is read by torch's own reader (``torch._C.PyTorchFileReader``, the
+   one ``torch.load`` uses): the sizes bounded and the pickles scanned are
+   the records and bytes torch will read, whatever another reader would
+   make of the archive.
 3. **Unpickling.** torch's weights-only unpickler (``weights_only=True``),
    with :data:`~.checkpoint_values.RUNNER_CHECKPOINT_GLOBALS` allowed for the
    load through ``torch.serialization.safe_globals``: torch checks every
@@ -26,33 +28,50 @@ without ``weights_only``, and ``torch.hub`` with ``weights_only=False``).
    of the load, so loads are serialised, and entries of the user's own that
    carry the same names are set aside meanwhile.
 
-Only what the user vouched for (:mod:`.checkpoint_trust`) is unpickled in
-full (``weights_only=False``), after the same format and bound checks.
+4. **Values**: every tensor holds its own data (no meta tensors, no
+   elements beyond or sharing their storage: :func:`~.checkpoint_values.check_tensors`),
+   and a config a Runner stored as text is kept only as plain data, never as
+   code (:mod:`.stored_configs`).
+
+The file is opened once; whether the user vouched for it
+(:mod:`.checkpoint_trust`) is decided on the open file (device and inode),
+and torch reads that same open file. Only what the user vouched for is
+unpickled in full (``weights_only=False``), after the same format and bound
+checks.
 torch before 2.6 has neither named allow-list entries nor a weights-only
 unpickler without known ways to run code, so there every untrusted load is
 refused, naming the opt-in.
 """
 import io
+import math
 import os
 import pickle
 import re
+import stat
 import tarfile
 import threading
 import zipfile
 from contextlib import contextmanager
-from typing import BinaryIO, Callable, Iterator, Optional, Union
+from typing import BinaryIO, Callable, Dict, Iterator, Optional, Sequence, Union
 
+import numpy as np
 import torch
 from torch.serialization import default_restore_location
 
-from .checkpoint_trust import TRUST_ENV, TRUST_FLAG
-from .checkpoint_values import RUNNER_CHECKPOINT_GLOBALS, CheckpointValueError, resolve_recipes
+from .checkpoint_trust import TRUST_ENV, TRUST_FLAG, is_trusted
+from .checkpoint_values import (NUMERIC_KINDS, RUNNER_CHECKPOINT_GLOBALS, CheckpointValueError,
+                                check_tensors, resolve_recipes)
 from .pickle_scan import PickleBudgetError, scan_pickle
+from .stored_configs import keep_stored_configs_as_data
 
 EXPANSION_ENV = 'MMVITDYN_CHECKPOINT_MAX_EXPANSION'
 DEFAULT_MAX_EXPANSION = 4.0
 ZIP_MAGIC = b'PK\x03\x04'
-ZIP64_EXTRA_ID = 0x0001
+# numpy's .npy header versions with a public reader (3.0 only adds UTF-8 field names).
+NPY_HEADER_READERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
 # The pickles of torch's legacy format: magic number, protocol, system info,
 # the object, the storage keys (the storages' bytes follow).
 LEGACY_PICKLES = 5
@@ -89,10 +108,10 @@ def max_expansion() -> float:
         factor = float(value)
     except ValueError:
         factor = float('nan')
-    if not factor > 0:
-        raise ValueError(f'{EXPANSION_ENV}={value!r} must be a number > 0 (the most data a '
-                         f'checkpoint may declare, as a multiple of its file size; default '
-                         f'{DEFAULT_MAX_EXPANSION})')
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f'{EXPANSION_ENV}={value!r} must be a finite number > 0 (the most '
+                         'data a checkpoint may declare, as a multiple of its file size; '
+                         f'default {DEFAULT_MAX_EXPANSION})')
     return factor
 
 
@@ -101,39 +120,90 @@ def _cap_hint(factor: float) -> str:
             f'with {EXPANSION_ENV}=<factor>')
 
 
-def _zip64_fields(extra: bytes) -> int:
-    """How many zip64 extended-information blocks a zip extra field holds."""
-    count, offset = 0, 0
-    while offset + 4 <= len(extra):
-        header, length = int.from_bytes(extra[offset:offset + 2],
-                                        'little'), int.from_bytes(extra[offset + 2:offset + 4],
-                                                                  'little')
-        count += header == ZIP64_EXTRA_ID
-        offset += 4 + length
-    return count
+def _refuse_declared(name: str, count: int, declared: int, largest: tuple, size: int,
+                     factor: float) -> None:
+    """Refuse an archive whose ``count`` records declare ``declared`` bytes."""
+    if declared > factor * size:
+        raise UnsafeCheckpointError(
+            f'checkpoint {name} is refused: its {count} records inflate to {declared} bytes '
+            f'(the largest, {largest[0]}, to {largest[1]}) from a {size}-byte file; '
+            f'{_cap_hint(factor)}')
 
 
-def check_zip_bounds(file: BinaryIO, name: str, size: int, factor: float) -> zipfile.ZipFile:
-    """Refuse a zip whose records declare more than ``factor`` x ``size``
-    bytes, or carry two zip64 size fields; returns the opened archive."""
+def torch_zip_records(file: BinaryIO, name: str, size: int, factor: float):
+    """torch's own reader of a zip checkpoint, once the records it declares
+    hold at most ``factor`` x ``size`` bytes."""
+    try:
+        reader = torch._C.PyTorchFileReader(file)
+        sizes = {record: reader.get_record_size(record) for record in reader.get_all_records()}
+    except (RuntimeError, OSError, ValueError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise UnsafeCheckpointError(f'checkpoint {name} is not a readable torch zip archive: '
+                                    f'{reason}') from None
+    finally:
+        file.seek(0)
+    if sizes:
+        _refuse_declared(name, len(sizes), sum(sizes.values()),
+                         max(sizes.items(), key=lambda item: item[1]), size, factor)
+    return reader
+
+
+def check_npz_bounds(file: BinaryIO, name: str, size: int, factor: float) -> zipfile.ZipFile:
+    """The ``.npz`` archive numpy will read (through Python's ``zipfile``), once
+    its records declare at most ``factor`` x ``size`` bytes."""
     try:
         archive = zipfile.ZipFile(file)
     except (zipfile.BadZipFile, OSError, ValueError) as err:
         raise UnsafeCheckpointError(f'checkpoint {name} is not a readable zip archive: '
                                     f'{err}') from None
     members = archive.infolist()
-    doubled = [m.filename for m in members if _zip64_fields(m.extra) > 1]
-    if doubled:
-        raise UnsafeCheckpointError(f'checkpoint {name} is refused: its records {doubled} carry '
-                                    'two zip64 size fields (readers disagree on their size)')
-    declared = sum(member.file_size for member in members)
-    if declared > factor * size:
+    if members:
         largest = max(members, key=lambda member: member.file_size)
-        raise UnsafeCheckpointError(
-            f'checkpoint {name} is refused: its {len(members)} records inflate to {declared} '
-            f'bytes (the largest, {largest.filename}, to {largest.file_size}) from a '
-            f'{size}-byte file; {_cap_hint(factor)}')
+        _refuse_declared(name, len(members), sum(member.file_size for member in members),
+                         (largest.filename, largest.file_size), size, factor)
     return archive
+
+
+def _read_npy(stream: BinaryIO, record_size: int, name: str, key: str) -> np.ndarray:
+    """One ``.npy`` record of ``record_size`` bytes: a numeric array whose
+    header declares exactly the bytes that follow it."""
+    shown = f'checkpoint {name} is refused: its array {key!r}'
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version not in NPY_HEADER_READERS:
+            raise ValueError(f'.npy version {version} (allowed: {sorted(NPY_HEADER_READERS)})')
+        shape, fortran_order, dtype = NPY_HEADER_READERS[version](stream)
+    except ValueError as err:
+        raise UnsafeCheckpointError(f'{shown} has no readable .npy header: {err}') from None
+    if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.hasobject:
+        raise UnsafeCheckpointError(f'{shown} has dtype {dtype}; only numeric arrays (kinds '
+                                    f'{NUMERIC_KINDS!r}) are read')
+    declared, held = math.prod(shape) * dtype.itemsize, record_size - stream.tell()
+    if declared != held:
+        raise UnsafeCheckpointError(f'{shown} declares shape {shape} of {dtype} ({declared} '
+                                    f'bytes) but the file holds {held} bytes for it')
+    data = np.frombuffer(stream.read(held), dtype=dtype)
+    return data.reshape(shape, order='F' if fortran_order else 'C')
+
+
+def load_npz_file(data: io.BytesIO, name: str) -> Dict[str, np.ndarray]:
+    """The arrays of a ``.npz`` file (Google's Flax ViTs), read without
+    pickles within the bounds above: name -> array.
+
+    Raises:
+        UnsafeCheckpointError: The archive declares more than its bound, or
+            an array is not numeric or not the size its header declares; the
+            message names the file and the array.
+    """
+    size = data.getbuffer().nbytes
+    arrays = {}
+    with check_npz_bounds(data, name, size, max_expansion()) as archive:
+        for member in archive.infolist():
+            key = member.filename[:-len('.npy')] if member.filename.endswith(
+                '.npy') else member.filename
+            with archive.open(member) as stream:
+                arrays[key] = _read_npy(stream, member.file_size, name, key)
+    return arrays
 
 
 def _is_legacy_tar(file: BinaryIO) -> bool:
@@ -147,24 +217,24 @@ def _is_legacy_tar(file: BinaryIO) -> bool:
         file.seek(0)
 
 
-def _check_pickles(file: BinaryIO, is_zip: bool, name: str, size: int, factor: float) -> None:
+def _check_pickles(file: BinaryIO, reader, name: str, size: int, factor: float) -> None:
     """Refuse pickles whose calls make more than ``factor`` x ``size`` bytes
-    (:func:`~.pickle_scan.scan_pickle`)."""
+    (:func:`~.pickle_scan.scan_pickle`): of a zip, every record torch could
+    unpickle as it reads them (names ending in ``.pkl`` in any case, as its
+    reader matches names), from ``reader``; of a legacy file, its pickles."""
     budget = factor * size
     try:
-        if is_zip:
-            with zipfile.ZipFile(file) as archive:
-                for member in archive.infolist():
-                    if member.filename.endswith('.pkl'):
-                        with archive.open(member) as stream:
-                            budget -= scan_pickle(stream, budget)
+        if reader is not None:
+            for record in reader.get_all_records():
+                if record.lower().endswith('.pkl'):
+                    budget -= scan_pickle(io.BytesIO(reader.get_record(record)), budget)
         else:
             for _ in range(LEGACY_PICKLES):
                 budget -= scan_pickle(file, budget)
     except PickleBudgetError as err:
         hint = f'; {_cap_hint(factor)}' if err.over_budget else ''
         raise UnsafeCheckpointError(f'checkpoint {name} is refused: {err}{hint}') from None
-    except (ValueError, EOFError, zipfile.BadZipFile) as err:
+    except (ValueError, EOFError, RuntimeError) as err:
         raise UnsafeCheckpointError(f'checkpoint {name} is not a readable torch file: '
                                     f'{type(err).__name__}: {err}') from None
     finally:
@@ -264,17 +334,49 @@ def _load_weights_only(source, shown: str, name: str, map_location, mmap: bool):
                                     f'{type(err).__name__}: {reason}') from None
 
 
-def _same_file(path: str, checked: os.stat_result) -> bool:
-    now = os.stat(path)
-    return (now.st_dev, now.st_ino, now.st_size,
-            now.st_mtime_ns) == (checked.st_dev, checked.st_ino, checked.st_size,
-                                 checked.st_mtime_ns)
+def _checked_values(loaded, shown: str, trusted: bool):
+    """``loaded`` with its tensors checked and, unless trusted, its stored
+    configs kept as data."""
+    try:
+        check_tensors(loaded)
+    except CheckpointValueError as err:
+        raise UnsafeCheckpointError(f'checkpoint {shown} is refused: {err}') from None
+    return loaded if trusted else keep_stored_configs_as_data(loaded, shown)
+
+
+@contextmanager
+def _open_regular_file(path, shown: str) -> Iterator[BinaryIO]:
+    """``path`` opened once for reading, refused unless a regular file (a FIFO
+    or device is never waited on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f'checkpoint {shown} can not be found') from None
+    except IsADirectoryError:
+        raise FileNotFoundError(f'checkpoint {shown} is a folder, not a file') from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileNotFoundError(f'checkpoint {shown} is not a regular file')
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, 'rb') as file:
+        yield file
+
+
+def _descriptor_path(file: BinaryIO) -> str:
+    """A path that opens the file ``file`` has open (for ``torch.load(mmap=True)``,
+    which takes paths only), not whatever its name points to now."""
+    path = f'/proc/self/fd/{file.fileno()}'
+    if not os.path.exists(path):
+        raise UnsafeCheckpointError('mapping a checkpoint (mmap=True) needs /proc/self/fd '
+                                    '(Linux); load it without mmap')
+    return path
 
 
 def load_checkpoint_file(source: Source,
                          map_location=None,
                          *,
-                         trusted: bool = False,
+                         trusted: Optional[bool] = None,
+                         trust_names: Sequence[str] = (),
                          mmap: bool = False,
                          name: Optional[str] = None,
                          via: Optional[str] = None):
@@ -283,8 +385,11 @@ def load_checkpoint_file(source: Source,
     Args:
         source (str | PathLike | BytesIO): A local file or the bytes of a download.
         map_location: As for ``torch.load``.
-        trusted (bool): Unpickle in full (the user vouched for the file).
-            Defaults to False.
+        trusted (bool, optional): Unpickle in full (True) or not (False).
+            Defaults to None: as the user vouched (:func:`~.checkpoint_trust.is_trusted`)
+            for the file opened or one of ``trust_names``.
+        trust_names (Sequence[str]): The URLs or scheme names the file was
+            fetched by, which the user may have trusted. Defaults to none.
         mmap (bool): Map the tensors from the file (zip format, paths only).
             Defaults to False.
         name (str, optional): The checkpoint as the user named it (a URL or
@@ -302,17 +407,17 @@ def load_checkpoint_file(source: Source,
     if name is None:
         name = 'in memory' if in_memory else os.fspath(source)
     shown = f'{name} ({via})' if via else name
-    if not in_memory and not os.path.isfile(source):
-        raise FileNotFoundError(f'checkpoint {shown} can not be found')
     factor = max_expansion()
-    with (_in_memory(source) if in_memory else open(source, 'rb')) as file:
-        checked = None if in_memory else os.fstat(file.fileno())
-        size = source.getbuffer().nbytes if in_memory else checked.st_size
+    with (_in_memory(source) if in_memory else _open_regular_file(source, shown)) as file:
+        opened = None if in_memory else os.fstat(file.fileno())
+        if trusted is None:
+            trusted = is_trusted(*trust_names, opened=opened)
+        size = source.getbuffer().nbytes if in_memory else opened.st_size
         is_zip = file.read(len(ZIP_MAGIC)) == ZIP_MAGIC
         file.seek(0)
+        reader = None
         if is_zip:
-            check_zip_bounds(file, shown, size, factor).close()
-            file.seek(0)
+            reader = torch_zip_records(file, shown, size, factor)
         elif _is_legacy_tar(file):
             raise UnsafeCheckpointError(
                 f'checkpoint {shown} is in the legacy .tar format of torch < 0.4, which is '
@@ -320,9 +425,10 @@ def load_checkpoint_file(source: Source,
                 'files); re-save it with torch.save in an environment you trust')
         else:  # torch's legacy pickle format: the storages' bytes follow the pickles
             map_location = _bounded_restore(map_location, factor * size)
-        _check_pickles(file, is_zip, shown, size, factor)
-        # The checked file object itself is read (a path only for mmap, checked after).
-        target = source if mmap else file
+        _check_pickles(file, reader, shown, size, factor)
+        del reader
+        # The checked open file itself is read (for mmap, through its descriptor).
+        target = _descriptor_path(file) if mmap and not in_memory else file
         try:
             if trusted:
                 loaded = torch.load(
@@ -332,9 +438,7 @@ def load_checkpoint_file(source: Source,
         except _OverBudget as err:
             raise UnsafeCheckpointError(f'checkpoint {shown} is refused: {err}, from a '
                                         f'{size}-byte file; {_cap_hint(factor)}') from None
-    if mmap and not _same_file(source, checked):
-        raise UnsafeCheckpointError(f'checkpoint {shown} changed while it was read')
-    return loaded
+    return _checked_values(loaded, shown, trusted)
 
 
 @contextmanager

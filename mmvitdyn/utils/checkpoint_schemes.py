@@ -72,17 +72,19 @@ def _load_fetched(path: str,
                   map_location,
                   name: str,
                   url: Optional[str] = None,
-                  trusted: bool = False):
+                  trusted: Optional[bool] = None):
     """Read ``path``, the local copy of the checkpoint the user named ``name``
-    (resolved to ``url``)."""
+    (resolved to ``url``); unless ``trusted`` says, trusted as the file or by
+    ``name``."""
     via = f'{url}, read from {path}' if url and url != name else f'read from {path}'
-    return load_checkpoint_file(path, map_location, trusted=trusted, name=name, via=via)
+    return load_checkpoint_file(
+        path, map_location, trusted=trusted, trust_names=[name], name=name, via=via)
 
 
 def load_from_local(filename: str, map_location=None):
-    """A local file (``~`` expanded, symbolic links followed)."""
-    path = osp.expanduser(filename)
-    return load_checkpoint_file(path, map_location, trusted=is_trusted(path), name=filename)
+    """A local file (``~`` expanded, symbolic links followed), trusted as the
+    file it opens."""
+    return load_checkpoint_file(osp.expanduser(filename), map_location, name=filename)
 
 
 def load_from_http(filename: str, map_location=None, *, alias: Optional[str] = None):
@@ -90,7 +92,7 @@ def load_from_http(filename: str, map_location=None, *, alias: Optional[str] = N
     cache, or, when the user trusts it, downloaded afresh."""
     name = alias or filename
     if not is_trusted(name, filename):
-        return _load_fetched(fetch_url(filename), map_location, name, filename)
+        return _load_fetched(fetch_url(filename), map_location, name, filename, trusted=False)
     with TemporaryDirectory() as tmp_dir:
         path = osp.join(tmp_dir, url_filename(filename))
         torch.hub.download_url_to_file(filename, path, progress=sys.stderr.isatty())
@@ -123,7 +125,7 @@ def load_from_openmmlab(filename: str, map_location=None):
     path = osp.join(_get_mmengine_home(), url)
     if not osp.isfile(path):
         raise FileNotFoundError(f'{filename}: {path} can not be found')
-    return _load_fetched(path, map_location, filename, trusted=is_trusted(filename, path))
+    return _load_fetched(path, map_location, filename)
 
 
 def load_from_mmcls(filename: str, map_location=None):
@@ -146,15 +148,14 @@ def load_from_pavi(filename: str, map_location=None):
     with TemporaryDirectory() as tmp_dir:
         path = osp.join(tmp_dir, osp.basename(model.name))
         model.download(path)
-        return _load_fetched(path, map_location, filename, trusted=is_trusted(filename))
+        return _load_fetched(path, map_location, filename)
 
 
 def load_from_ceph(filename: str, map_location=None, backend: str = 'petrel'):
     """``s3://`` / ``petrel://`` objects, read by mmengine's file backend."""
     file_backend = get_file_backend(filename, backend_args=dict(backend=backend))
     with io.BytesIO(file_backend.get(filename)) as buffer:
-        return load_checkpoint_file(
-            buffer, map_location, trusted=is_trusted(filename), name=filename)
+        return load_checkpoint_file(buffer, map_location, trust_names=[filename], name=filename)
 
 
 #: mmengine's prefixes (regular expressions matched at the start) -> our loader.

@@ -2,9 +2,12 @@
 
 Full unpickling can run code from the file, so it is granted per file:
 
-- :func:`trusted_checkpoints` trusts the named files (local paths, compared
-  by their real path, or URLs and ``open-mmlab://``-style names, compared as
-  written) for the code run inside it, in this thread and context only. The
+- :func:`trusted_checkpoints` trusts the named files for the code run inside
+  it, in this thread and context only: a local path by the file it names
+  when the block starts (device and inode, symbolic links followed; the
+  loader compares them with the file it has open, so a link or name pointed
+  elsewhere later is not trusted), a URL or ``open-mmlab://``-style name as
+  written. The
   tools' ``--trust-checkpoint [PATH ...]`` use it; nothing is written to
   ``os.environ`` and a forked child starts without it, so processes a tool
   starts and later loads in the same process trust nothing.
@@ -15,7 +18,7 @@ import os
 import os.path as osp
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import FrozenSet, Iterable, Iterator, List, Optional, Sequence
+from typing import FrozenSet, Iterable, Iterator, List, Optional, Sequence, Union
 
 TRUST_ENV = 'MMVITDYN_TRUST_CHECKPOINTS'
 TRUST_FLAG = '--trust-checkpoint'
@@ -30,7 +33,9 @@ TRUST_OPTION = dict(
     f'source you trust. Other checkpoints stay refused. Put it last, or use {TRUST_FLAG}=PATH')
 TRUST_VALUES = {'1': True, '0': False, '': False}
 
-_TRUSTED: ContextVar[FrozenSet[str]] = ContextVar(
+# A trusted checkpoint: a URL or scheme name as written, or a local file's (device, inode).
+TrustKey = Union[str, tuple]
+_TRUSTED: ContextVar[FrozenSet[TrustKey]] = ContextVar(
     'mmvitdyn_trusted_checkpoints', default=frozenset())
 
 
@@ -46,13 +51,21 @@ def is_local_path(name) -> bool:
     return '://' not in os.fspath(name)
 
 
-def checkpoint_key(name) -> str:
+def file_key(stat: os.stat_result) -> tuple:
+    """How a local file is trusted: its device and inode."""
+    return (stat.st_dev, stat.st_ino)
+
+
+def checkpoint_key(name) -> Optional[TrustKey]:
     """How a checkpoint is identified: a URL or ``scheme://`` name as written,
-    a local path by its real path (symbolic links resolved)."""
+    a local path by the file it names now (None if there is none)."""
     name = os.fspath(name)
     if not is_local_path(name):
         return name
-    return osp.realpath(osp.expanduser(name))
+    try:
+        return file_key(os.stat(osp.expanduser(name)))
+    except OSError:
+        return None
 
 
 def env_trusts_all() -> bool:
@@ -64,12 +77,17 @@ def env_trusts_all() -> bool:
     return TRUST_VALUES[value]
 
 
-def is_trusted(*names) -> bool:
-    """Whether the user vouched for a checkpoint known by any of ``names``."""
+def is_trusted(*names, opened: Optional[os.stat_result] = None) -> bool:
+    """Whether the user vouched for a checkpoint known by any of ``names``
+    (URLs and scheme names; local paths as they are now) or for the open
+    file whose ``os.fstat`` is ``opened``."""
     if env_trusts_all():
         return True
     trusted = _TRUSTED.get()
-    return any(checkpoint_key(name) in trusted for name in names if name is not None)
+    keys = {checkpoint_key(name) for name in names if name is not None}
+    if opened is not None:
+        keys.add(file_key(opened))
+    return bool(keys & trusted)
 
 
 def trusted_names(option: Optional[List[str]], own: Sequence[Optional[str]]) -> List[str]:
@@ -92,7 +110,8 @@ def trusted_names(option: Optional[List[str]], own: Sequence[Optional[str]]) -> 
 @contextmanager
 def trusted_checkpoints(names: Iterable) -> Iterator[None]:
     """Trust the checkpoints ``names`` (paths or URLs) inside the block."""
-    token = _TRUSTED.set(_TRUSTED.get() | {checkpoint_key(name) for name in names})
+    keys = {checkpoint_key(name) for name in names} - {None}
+    token = _TRUSTED.set(_TRUSTED.get() | keys)
     try:
         yield
     finally:

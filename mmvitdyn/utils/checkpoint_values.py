@@ -20,7 +20,7 @@ torch builds as ``OrderedDict`` may carry the one attribute a state dict has
 """
 import math
 import reprlib
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -271,3 +271,54 @@ def resolve_recipes(obj: Any) -> Any:
         return result
 
     return resolve_value(obj)
+
+
+def iter_tensors(obj: Any, path: str = '') -> Iterator[Tuple[str, torch.Tensor]]:
+    """(``'state_dict.blocks.0.attn.qkv.weight'``-style path, tensor) for each
+    tensor in dicts, lists, tuples and sets of ``obj``, each container once."""
+    seen = set()
+    pending = [(path, obj)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, torch.Tensor):
+            yield where or '(the checkpoint)', value
+            continue
+        if not isinstance(value, (dict, list, tuple, set, frozenset)) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        prefix = f'{where}.' if where else ''
+        pending.extend((f'{prefix}{key}', item) for key, item in items)
+
+
+def tensor_data_problem(tensor: torch.Tensor) -> Optional[str]:
+    """What keeps ``tensor`` from holding data of its own (None if nothing):
+    a meta tensor, or elements that share memory (a stride-0 or otherwise
+    overlapping view). (Elements beyond the storage torch's rebuild refuses.)"""
+    if tensor.is_meta:
+        return 'is a meta tensor (a shape without data)'
+    if tensor.layout != torch.strided or tensor.numel() == 0:
+        return None
+    reach = 1
+    spans = sorted(
+        (stride, size) for size, stride in zip(tensor.shape, tensor.stride()) if size > 1)
+    for stride, size in spans:
+        if stride < reach:
+            return (f'has elements that share memory (shape {tuple(tensor.shape)}, strides '
+                    f'{tensor.stride()}): an expanded view, not data of its own')
+        reach = stride * size
+    return None
+
+
+def check_tensors(obj: Any) -> None:
+    """Refuse a loaded checkpoint with a tensor that holds no data of its own
+    (:func:`tensor_data_problem`).
+
+    Raises:
+        CheckpointValueError: Naming the tensor's path and what is wrong.
+    """
+    for path, tensor in iter_tensors(obj):
+        problem = tensor_data_problem(tensor)
+        if problem:
+            raise CheckpointValueError(f'tensor {path} {problem}; re-save it with its data '
+                                       '(e.g. .contiguous() before torch.save)')

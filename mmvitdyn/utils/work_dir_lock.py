@@ -55,7 +55,7 @@ class WorkDirLock:
             holder = os.read(fd, 4096).decode('utf-8', 'replace').strip() or 'holder unknown'
             os.close(fd)
             raise WorkDirLockedError(
-                f'work_dir {self.path.parent} is in use by another run ({holder}); wait for it '
+                f'{self.path.parent} is in use by another run ({holder}); wait for it '
                 'to end, stop it, or pass another --work-dir') from None
         os.ftruncate(fd, 0)
         holder = dict(

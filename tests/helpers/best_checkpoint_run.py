@@ -1,7 +1,7 @@
 """A tiny mmengine run whose best checkpoint is saved by AtomicCheckpointHook,
 killed with SIGKILL at one point of a best save when asked.
 
-    python best_checkpoint_run.py WORK_DIR [--crash POINT] [--resume]
+    python best_checkpoint_run.py WORK_DIR [--crash POINT] [--resume] [--out-dir DIR]
 
 The validation score of epoch 1, 2, 3 is 1, 3, 2: epoch 2 is the best, and a
 run resumed with a stale best score would wrongly take epoch 3. POINT is where
@@ -95,6 +95,7 @@ def main():
     parser.add_argument('work_dir')
     parser.add_argument('--crash', choices=sorted(CRASH_POINTS))
     parser.add_argument('--resume', action='store_true')
+    parser.add_argument('--out-dir', help="the checkpoint hook's out_dir")
     args = parser.parse_args()
     if args.crash:
         arm(args.crash)
@@ -114,6 +115,7 @@ def main():
         default_hooks=dict(
             checkpoint=dict(
                 type='AtomicCheckpointHook',
+                out_dir=args.out_dir,
                 interval=1,
                 save_best='score',
                 rule='greater',

@@ -3,8 +3,10 @@ import io
 import os
 import pathlib
 import pickle
+import struct
 import tarfile
 import zipfile
+import zlib
 from typing import Callable, Optional
 
 import torch
@@ -152,8 +154,6 @@ def doubled_zip64(data_size: int, declared: int) -> bytes:
     """A torch zip checkpoint of one uint8 tensor of ``data_size`` whose data
     record's central entry carries two zip64 size fields: ``declared`` first
     (what torch's reader takes), the true size second (what Python's takes)."""
-    import struct
-    import zlib
     buffer = io.BytesIO()
     torch.save({'a': torch.zeros(data_size, dtype=torch.uint8)}, buffer)
     with zipfile.ZipFile(buffer) as archive:
@@ -174,3 +174,62 @@ def doubled_zip64(data_size: int, declared: int) -> bytes:
     out += directory + struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, len(records), len(records),
                                    len(directory), start, 0)
     return bytes(out)
+
+
+def _local_header(name: bytes, method: int, crc: int, stored: int, size: int) -> bytes:
+    return struct.pack('<IHHHHHIIIHH', 0x04034b50, 20, 0, method, 0, 0, crc, stored, size,
+                       len(name), 0) + name
+
+
+def two_directories(megabytes: int) -> bytes:
+    """A torch zip checkpoint of one float32 tensor of ``megabytes`` MiB of
+    zeros (deflated) with two central directories of equal size: the end
+    record's offset names the one torch's reader takes (the data record
+    deflated to ``megabytes`` MiB), and Python's ``zipfile``, which locates
+    the directory just before the end record and shifts every offset by the
+    difference, reads the other (the data record stored, as small as on
+    disk). A dummy record of the directory's size opens the file."""
+    numel = megabytes * (1 << 20) // 4
+    template = io.BytesIO()
+    torch.save({'w': torch.zeros(7)}, template)
+    with zipfile.ZipFile(template) as archive:
+        records = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    body, entries = bytearray(), []
+    for name, data in records:
+        method, size = 0, len(data)
+        if name.endswith('data.pkl'):  # numel 7 (BININT1) -> numel (BININT)
+            data = data.replace(b'K\x07', b'J' + numel.to_bytes(4, 'little'))
+            size = len(data)
+        crc = zlib.crc32(data)
+        if name.endswith('/data/0'):
+            raw = bytes(numel * 4)
+            deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+            crc, data, method, size = zlib.crc32(
+                raw), deflate.compress(raw) + deflate.flush(), 8, len(raw)
+        entries.append((name.encode(), crc, method, len(data), size, len(body)))
+        body += _local_header(name.encode(), method, crc, len(data), size) + data
+
+    def directory(as_torch_reads: bool, shift: int) -> bytes:
+        out = bytearray()
+        for name, crc, method, stored, size, offset in entries:
+            method, size = (method, size) if as_torch_reads else (0, stored)
+            out += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 20, 20, 0, method, 0, 0, crc,
+                               stored, size, len(name), 0, 0, 0, 0, 0, offset + shift) + name
+        return bytes(out)
+
+    cd_size = len(directory(True, 0))
+    pad = b'archive/pad'
+    prefix = _local_header(pad, 0, 0, cd_size - 30 - len(pad), cd_size - 30 - len(pad))
+    out = bytearray(prefix.ljust(cd_size, b'\0')) + body
+    torch_directory = len(out)
+    out += directory(True, cd_size) + directory(False, 0)
+    out += struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, len(entries), len(entries), cd_size,
+                       torch_directory, 0)
+    return bytes(out)
+
+
+def rename_records(src, dst, rename: Callable[[str], str]) -> None:
+    """Copy torch's zip ``src`` to ``dst`` with each record renamed by ``rename``."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, 'w') as zout:
+        for info in zin.infolist():
+            zout.writestr(rename(info.filename), zin.read(info))

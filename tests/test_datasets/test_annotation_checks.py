@@ -195,6 +195,36 @@ def test_an_rgb_label_map_is_refused(tmp_path):
         dataset[0]
 
 
+def test_a_label_map_of_another_size_than_its_image_is_refused(tmp_path):
+    dataset = segmentation_set(tmp_path, label_values(size=(64, 32)))
+    cv2.imwrite(str(tmp_path / 'images/validation/a.jpg'), np.zeros((64, 64, 3)))
+    with pytest.raises(
+            AnnotationError,
+            match=r'it is 32 x 64 \(width x height\) and its image '
+            rf'{tmp_path}/images/validation/a.jpg 64 x 64'):
+        dataset[0]
+
+
+def test_an_image_with_an_exif_rotation_is_refused(tmp_path):
+    from PIL import Image
+    dataset = segmentation_set(tmp_path, label_values(size=(8, 8)))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # turned 90 degrees when shown
+    Image.new('RGB', (8, 8)).save(tmp_path / 'images/validation/a.jpg', exif=exif)
+    with pytest.raises(AnnotationError, match='has EXIF orientation 6, so the image is decoded'):
+        dataset[0]
+
+
+def test_a_float_label_map_with_fractions_is_refused(tmp_path):
+    from PIL import Image
+    dataset = segmentation_set(tmp_path, label_values())
+    values = label_values().astype(np.float32)
+    values[0, 0] = 1.7  # would be read as class 1
+    Image.fromarray(values, mode='F').save(tmp_path / 'annotations/validation/a.png', 'TIFF')
+    with pytest.raises(AnnotationError, match=r'its F values \[1.7000000476837158\] are not whole'):
+        dataset[0]
+
+
 # Detection: a COCO json with images of 20 x 30 pixels.
 
 
@@ -235,18 +265,45 @@ def detection_set(root, ann_file, classes=('circle', 'square'), test_mode=True):
 
 @pytest.mark.parametrize(
     'bad,problem', [
-        (annotation(12, category_id=7), r"has category_id 7, not among the file's category ids "
-         r'\[1, 2\]'),
+        (annotation(12, category_id=7), r'has category_id 7, not among the integer category ids '
+         r'\[1, 2\] of the file'),
+        (annotation(12, category_id=True), r'has category_id True, not among the integer'),
+        (annotation(12, category_id=1.0), r'has category_id 1.0, not among the integer'),
         (annotation(12, bbox=(2, float('nan'), 10, 8)), r'has bbox \[2, nan, 10, 8\]'),
         (annotation(12, bbox=(2, 2, 10)), r'has bbox \[2, 2, 10\]'),
+        (annotation(12, bbox=(True, 5, 20, 20)), r'has bbox \[True, 5, 20, 20\]'),
+        (annotation(12, segmentation=[[2, 2, float('nan'), 2, 8, 8]]),
+         r'has polygon coordinates \[nan\]; each must be a finite number'),
+        (annotation(12, segmentation=[[2, 2, 1e9, 2, 8, 8]]),
+         r'has a polygon reaching x 2..1000000000.0, y 2..8, beyond the 30 x 20 image'),
+        (annotation(12, segmentation=[[2, 2, 8]]), r'has a polygon that is not a list of at least'),
+        (annotation(12, segmentation=dict(size=[40, 30], counts='abc')),
+         r"has an RLE of size \[40, 30\], not the image's \[20, 30\]"),
     ],
-    ids=['unknown-category', 'nan-box', 'three-number-box'])
+    ids=[
+        'unknown-category', 'true-category', 'float-category', 'nan-box', 'three-number-box',
+        'true-in-box', 'nan-polygon', 'huge-polygon', 'short-polygon', 'rle-size'
+    ])
 def test_an_unusable_annotation_names_the_file_image_and_record(tmp_path, bad, problem):
     ann_file = coco_json(tmp_path, [annotation(11), bad])
     with pytest.raises(
             AnnotationError,
             match=f'^annotation file {ann_file}, image id 1 '
             rf'\(a.jpg\): annotation id 12 {problem}'):
+        detection_set(tmp_path, ann_file)
+
+
+@pytest.mark.parametrize(
+    'images, annotations, problem', [
+        ([dict(id=1, file_name='a.jpg', height=20, width=30)] * 2, [annotation(11)],
+         r'image ids \[1\] are listed more than once'),
+        (None, [annotation(11), dict(annotation(12), image_id=5)],
+         r'1 annotations belong to no image the file lists: annotation id 12 \(image_id 5\)'),
+    ],
+    ids=['repeated-image-id', 'annotation-of-no-image'])
+def test_images_and_annotations_that_disagree_name_the_file(tmp_path, images, annotations, problem):
+    ann_file = coco_json(tmp_path, annotations, images=images)
+    with pytest.raises(AnnotationError, match=f'^annotation file {ann_file}: {problem}'):
         detection_set(tmp_path, ann_file)
 
 

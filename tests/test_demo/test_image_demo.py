@@ -171,3 +171,26 @@ def load_demo():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.mark.parametrize('layout, refused', [
+    ('same name in two folders', 'would both be drawn to'),
+    ('out-dir inside the input folder', 'is inside the input folder'),
+])
+def test_outputs_that_would_collide_or_feed_back_are_refused(tmp_path, capsys, layout, refused):
+    from helpers.tools import load_tool
+    inputs = tmp_path / 'inputs'
+    for folder in ('a', 'b'):
+        (inputs / folder).mkdir(parents=True)
+        cv2.imwrite(str(inputs / folder / 'x.png'), np.zeros((8, 8, 3), np.uint8))
+    out_dir = tmp_path / 'out' if layout == 'same name in two folders' else inputs / 'out'
+    (tmp_path / 'ckpt.pth').write_bytes(b'never read')
+    with pytest.raises(SystemExit) as stop:
+        load_tool('../demo/image_demo.py').main([
+            str(inputs),
+            str(DYT_DIGITS_CFG),
+            str(tmp_path / 'ckpt.pth'), '--out-dir',
+            str(out_dir)
+        ])
+    assert stop.value.code == 2 and refused in capsys.readouterr().err
+    assert not out_dir.exists()

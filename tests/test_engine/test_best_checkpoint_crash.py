@@ -1,4 +1,5 @@
 """The best checkpoint survives ``kill -9`` at every point of its save; a work_dir has one run."""
+import json
 import logging
 import os
 import signal
@@ -16,6 +17,7 @@ from helpers.best_checkpoint_run import CRASH_POINTS
 from helpers.tools import REPO
 from mmvitdyn.engine import AtomicCheckpointHook
 from mmvitdyn.utils import WorkDirLock, WorkDirLockedError, load_checkpoint_file
+from mmvitdyn.utils.work_dir_lock import LOCK_NAME
 
 SCRIPT = REPO / 'tests/helpers/best_checkpoint_run.py'
 
@@ -68,22 +70,27 @@ def test_a_run_killed_while_saving_its_best_resumes_with_one_right_best(
     assert not [p.name for p in tmp_path.iterdir() if '.tmp-' in p.name]
 
 
-def test_a_second_run_on_a_held_work_dir_stops_naming_the_holder(tmp_path):
-    holder = subprocess.Popen([
+def hold(folder) -> subprocess.Popen:
+    """A process that holds ``folder``'s lock until killed (it printed 'held')."""
+    return subprocess.Popen([
         sys.executable, '-c',
         textwrap.dedent(f"""
             import sys, time
             from mmvitdyn.utils import WorkDirLock
-            WorkDirLock({str(tmp_path)!r}).acquire()
+            WorkDirLock({str(folder)!r}).acquire()
             print('held', flush=True)
             time.sleep(60)
         """)
     ],
-                              env={
-                                  **os.environ, 'PYTHONPATH': str(REPO)
-                              },
-                              stdout=subprocess.PIPE,
-                              text=True)
+                            env={
+                                **os.environ, 'PYTHONPATH': str(REPO)
+                            },
+                            stdout=subprocess.PIPE,
+                            text=True)
+
+
+def test_a_second_run_on_a_held_work_dir_stops_naming_the_holder(tmp_path):
+    holder = hold(tmp_path)
     try:
         assert holder.stdout.readline().strip() == 'held'
         with pytest.raises(WorkDirLockedError, match=rf'"pid": {holder.pid}'):
@@ -96,6 +103,30 @@ def test_a_second_run_on_a_held_work_dir_stops_naming_the_holder(tmp_path):
         holder.wait()
     with WorkDirLock(tmp_path):  # the kernel released the killed holder's lock
         pass
+
+
+def test_a_run_whose_checkpoint_folder_is_held_stops(tmp_path):
+    """Two work dirs, one checkpoint ``out_dir``: mmengine saves into
+    ``out_dir/<work_dir's name>``, which the first run holds."""
+    holder = hold(tmp_path / 'checkpoints/run')  # what a run in first/run holds
+    try:
+        assert holder.stdout.readline().strip() == 'held'
+        proc = run(tmp_path / 'second/run', '--out-dir', tmp_path / 'checkpoints')
+        assert proc.returncode != 0
+        assert f'{tmp_path / "checkpoints/run"} is in use by another run' in proc.stderr
+        assert sorted(p.name for p in (tmp_path / 'checkpoints/run').iterdir()) == [LOCK_NAME]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run(tmp_path / 'second/run', '--out-dir', tmp_path / 'checkpoints').returncode == 0
+    assert (tmp_path / 'checkpoints/run/epoch_3.pth').is_file()
+
+
+def test_a_new_holder_replaces_every_byte_of_the_old_record(tmp_path):
+    (tmp_path / LOCK_NAME).write_text('{"pid": 1, "host": "old"}' + ' ' * 4000 + 'stale tail')
+    with WorkDirLock(tmp_path):
+        holder = json.loads((tmp_path / LOCK_NAME).read_text())
+    assert holder['pid'] == os.getpid() and 'stale' not in (tmp_path / LOCK_NAME).read_text()
 
 
 class FakeRunner:

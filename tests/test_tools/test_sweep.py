@@ -11,6 +11,8 @@ import os
 import shlex
 import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -278,6 +280,8 @@ def test_the_slurm_launcher_submits_the_lines_its_dry_run_prints(tmp_path, capsy
     'text, message',
     [('configs = "configs/vit/*.py"\nlayout = 1\n', "['layout']: unknown fields"),
      ('configs = "configs/none-*.py"\n', "configs='configs/none-*.py': matches no config"),
+     ('configs = "configs/vit/vit-mini-p4_1xb32-20e_digits-32px*.py"\n',
+      'matches configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py with a * that stands for nothing'),
      ('configs = "configs/vit/*.py"\naxes = dict(method=dict(a="x=1"))\n',
       "axes.method.a='x=1': must be a list of 'key=value' strings"),
      ('configs = "configs/vit/*.py"\naxes = dict(config=dict(a=[]))\n',
@@ -311,27 +315,47 @@ def test_a_held_work_dir_is_running(tmp_path):
     assert cell_state(str(tmp_path)).state == 'pending'
 
 
+STOPPED_SWEEP = """
+import signal
+import sys
+from mmvitdyn.analysis.sweep import Cell, Launcher, run_cells
+signal.signal(signal.SIGINT, signal.default_int_handler)  # also where the shell ignored it
+cells = [Cell(f'c{i}', 'unused.py', {}, (), {}, f'{sys.argv[1]}/c{i}') for i in range(3)]
+def report(event, cell, text):
+    print(event, cell.name, flush=True)
+try:
+    run_cells(cells, Launcher(max_parallel=2), lambda cell: (['sleep', '30'], {}), report)
+except KeyboardInterrupt:
+    print('interrupted', flush=True)
+    sys.exit(130)
+"""
+
+
 def test_a_stopped_run_stops_its_cells_and_records_them(tmp_path):
     """An interrupt (Ctrl-C, or SIGTERM in the tool) stops the running cells
-    (their process groups), records their exit code and starts no more."""
-    import _thread
-    import threading
-
-    from mmvitdyn.analysis.sweep import Cell, Launcher, exit_record, run_cells
-    cells = [Cell(f'c{i}', 'unused.py', {}, (), {}, str(tmp_path / f'c{i}')) for i in range(3)]
-    started = []
-
-    def report(event, cell, text):
-        if event == 'start':
-            started.append(cell.name)
-            if len(started) == 2:
-                threading.Timer(0.3, _thread.interrupt_main).start()
-
-    with pytest.raises(KeyboardInterrupt):
-        run_cells(cells, Launcher(max_parallel=2), lambda cell: (['sleep', '30'], {}), report)
-    assert sorted(started) == ['c0', 'c1']
-    assert [exit_record(cell.work_dir)['returncode'] for cell in cells[:2]] == [-15, -15]
-    assert not (tmp_path / 'c2').exists()
+    (their process groups), records their exit code and starts no more. The
+    sweep runs in a child process that gets a real SIGINT once two cells
+    started, whichever thread runs this test and however loaded the machine."""
+    from mmvitdyn.analysis.sweep import exit_record
+    proc = subprocess.Popen(
+        [sys.executable, '-c', STOPPED_SWEEP, str(tmp_path)],
+        cwd=REPO,
+        env={
+            **os.environ, 'PYTHONPATH': str(REPO)
+        },
+        stdout=subprocess.PIPE,
+        text=True)
+    try:
+        started = [proc.stdout.readline().split() for _ in range(2)]
+        assert sorted(started) == [['start', 'c0'], ['start', 'c1']]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=25) == 130  # well before the cells' 30 s
+    finally:
+        proc.kill()
+    assert proc.stdout.read().split()[-1] == 'interrupted'
+    cells = [tmp_path / f'c{i}' for i in range(3)]
+    assert [exit_record(str(cell))['returncode'] for cell in cells[:2]] == [-15, -15]
+    assert not cells[2].exists()
 
 
 def test_work_dirs_are_collected_from_their_newest_evaluation(tmp_path, capsys):
@@ -352,3 +376,91 @@ def test_work_dirs_are_collected_from_their_newest_evaluation(tmp_path, capsys):
         ['run', 'top-1 (%), final evaluation', 'GFLOPs per image', 'T-Params (M)', 'I-Params (M)'],
         ['a b=c', '71.23', '2.333', '11.024', '10.500'],
     ]
+
+
+def test_a_table_cell_of_several_runs_shows_their_mean_and_groups_average_them():
+    """Rows without the seed axis: each table cell holds three runs; group
+    means and the mean of groups are computed here from the logged values."""
+    from mmvitdyn.analysis.sweep import Cell, Launcher, Sweep, Table
+    from mmvitdyn.analysis.sweep_results import build_blocks
+    logged = {  # (method, task) -> top-1 of seeds 0, 1, 2
+        ('dyt', 'cifar'): (70, 74, 72.5),
+        ('dyt', 'dtd'): (60, 61, 65),
+        ('dyt', 'svhn'): (90, 80, 85),
+        ('vpt', 'cifar'): (50, 50, 53),
+        ('vpt', 'dtd'): (40, 41, 42),
+        ('vpt', 'svhn'): (10, 20, 33)
+    }
+    cells, results = [], {}
+    for (method, task), values in logged.items():
+        for seed, value in enumerate(values):
+            name = f'{method}_{task}_s{seed}'
+            cells.append(
+                Cell(name, 'c.py', dict(method=method, task=task, seed=str(seed)), (), {}, name))
+            results[name] = {'accuracy/top1': value}
+    table = Table(
+        rows=('method', ),
+        columns='task',
+        groups=dict(natural=('cifar', 'dtd'), structured=('svhn', )))
+    sweep = Sweep('s.py', 'w', tuple(cells), Launcher(), table)
+    states = {cell.name: CellState('done', '') for cell in cells}
+    [block] = build_blocks(sweep, states, results, {})
+    assert block.header == ('method', 'cifar', 'dtd', 'svhn', 'natural mean', 'structured mean',
+                            'mean of groups')
+    for row in block.rows:
+        runs = {task: sum(logged[row[0], task]) / 3 for task in ('cifar', 'dtd', 'svhn')}
+        natural = (runs['cifar'] + runs['dtd']) / 2
+        expected = (*runs.values(), natural, runs['svhn'], (natural + runs['svhn']) / 2)
+        assert row[1:] == tuple(f'{value:.2f}' for value in expected)
+    assert block.rows[0][:2] == ('dyt', '72.17')
+
+
+HELD_CELL = """
+import sys, time
+from mmvitdyn.utils import WorkDirLock
+with WorkDirLock(sys.argv[1]):
+    print('held', flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_cell_held_by_another_process_gets_no_command_and_keeps_its_records(
+        tmp_path, capsys, monkeypatch):
+    """The mini sweep of the guide while another process holds one cell's work
+    dir: --dry-run prints no command for it, a real run launches none."""
+    sweep = tmp_path / 'mini.py'
+    sweep.write_text(f'_base_ = [{str(REPO / "configs/sweeps/dyt_digits-tasks-mini.py")!r}]\n'
+                     f'work_dir = {str(tmp_path / "work")!r}\n')
+    tool = load_tool('sweep.py')
+    tool.main([str(sweep), '--dry-run'])
+    lines = capsys.readouterr().out.splitlines()
+    commands = [line for line in lines if not line.startswith('#')]
+    held_dir = shlex.split(commands[0]).pop(shlex.split(commands[0]).index('--work-dir') + 1)
+    os.makedirs(held_dir)
+    (Path(held_dir) / 'sweep.log').write_text('the holder writes here\n')
+    holder = subprocess.Popen([sys.executable, '-c', HELD_CELL, held_dir],
+                              env={
+                                  **os.environ, 'PYTHONPATH': str(REPO)
+                              },
+                              stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == 'held'
+        tool.main([str(sweep), '--dry-run'])
+        dry = capsys.readouterr().out
+        assert held_dir not in ''.join(line for line in dry.splitlines()
+                                       if not line.startswith('#'))
+        assert len([line for line in dry.splitlines()
+                    if not line.startswith('#')]) == len(commands) - 1
+        launched = []
+        monkeypatch.setattr(sweep_module, 'run_cells',
+                            lambda todo, *args, **kwargs: launched.extend(todo) or {})
+        monkeypatch.setattr(tool, 'run_cells', sweep_module.run_cells, raising=False)
+        tool.main([str(sweep)])
+        assert launched and held_dir not in [cell.work_dir for cell in launched]
+        assert len(launched) == len(commands) - 1
+        assert (Path(held_dir) / 'sweep.log').read_text() == 'the holder writes here\n'
+        assert not (Path(held_dir) / 'sweep_exit.json').exists()
+    finally:
+        holder.kill()
+        holder.wait()

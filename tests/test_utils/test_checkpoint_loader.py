@@ -5,6 +5,7 @@ import pickle
 import re
 import resource
 import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from mmengine.runner import CheckpointLoader
 
 from helpers.checkpoints import (crafted_checkpoint, deflate_bomb, doubled_zip64, edit_pickle,
                                  file_state, legacy_storage_bomb, legacy_tar, op_bytes, op_get,
-                                 op_global, op_int, op_put, op_text, rewrite_zip, zip_checkpoint)
+                                 op_global, op_int, op_put, op_text, rename_records, rewrite_zip,
+                                 two_directories, zip_checkpoint)
 from mmvitdyn.utils import (EXPANSION_ENV, TRUST_ENV, UnsafeCheckpointError, checkpoint_loader,
                             load_checkpoint_file)
 
@@ -238,7 +240,7 @@ def test_bad_settings_name_the_variable(tmp_path, monkeypatch):
         CheckpointLoader.load_checkpoint(str(tmp_path / 'plain.pth'))
     monkeypatch.setenv(TRUST_ENV, '')
     monkeypatch.setenv(EXPANSION_ENV, '-1')
-    with pytest.raises(ValueError, match=rf"{EXPANSION_ENV}='-1' must be a number > 0"):
+    with pytest.raises(ValueError, match=rf"{EXPANSION_ENV}='-1' must be a finite number > 0"):
         load_checkpoint_file(tmp_path / 'plain.pth')
 
 
@@ -358,13 +360,12 @@ def test_a_history_buffer_state_grown_after_its_check_keeps_only_its_fields():
     assert callable(buffer.update) and buffer.mean() == 1.0
 
 
-def test_a_record_with_two_zip64_sizes_is_refused():
+def test_a_record_with_two_zip64_sizes_is_bounded_by_the_size_torch_reads():
     data = doubled_zip64(1 << 20, declared=0xFFFFFFFF)
-    with pytest.raises(UnsafeCheckpointError, match='two zip64 size fields'):
+    with pytest.raises(UnsafeCheckpointError, match='data/0, to 4294967295'):
         load_checkpoint_file(io.BytesIO(data))
     good = doubled_zip64(1 << 20, declared=1 << 20)  # the same file with agreeing sizes
-    with pytest.raises(UnsafeCheckpointError, match='two zip64 size fields'):
-        load_checkpoint_file(io.BytesIO(good))
+    assert load_checkpoint_file(io.BytesIO(good))['a'].numel() == 1 << 20
 
 
 def test_empty_numpy_arrays_load(tmp_path):
@@ -398,3 +399,114 @@ def test_the_users_own_allow_list_neither_weakens_nor_loses_entries(tmp_path):
     finally:
         torch.serialization.clear_safe_globals()
         torch.serialization.add_safe_globals(list(before))
+
+
+def test_two_central_directories_are_bounded_as_torch_reads_them():
+    """Python's zipfile reads a 260 kB archive here; torch's reader the same
+    bytes as 256 MiB of one deflated record: the bound follows torch's."""
+    data = two_directories(megabytes=256)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert sum(info.file_size for info in archive.infolist()) < 4 * len(data)
+    peak = peak_rss_mb()
+    with pytest.raises(UnsafeCheckpointError) as err:
+        load_checkpoint_file(io.BytesIO(data))
+    assert peak_rss_mb() - peak < 64
+    assert 'data/0, to 268435456' in str(err.value) and 'at most 4x' in str(err.value)
+
+
+def test_a_pickle_named_in_another_case_is_scanned_as_torch_reads_it(tmp_path):
+    """torch's reader finds ``data.pkl`` case-insensitively: ``data.PKL`` is the
+    pickle it unpickles, and the scan reads it."""
+    template = tmp_path / 'template.pth'
+    (tmp_path / 'template.pth').write_bytes(
+        zip_checkpoint(op_global('builtins', 'bytearray') + b'(' + op_int(256 << 20) + b'tR'))
+    rename_records(template, tmp_path / 'upper.pth', lambda name: name.replace('.pkl', '.PKL'))
+    peak = peak_rss_mb()
+    with pytest.raises(UnsafeCheckpointError, match='bytearray of a size'):
+        load_checkpoint_file(tmp_path / 'upper.pth')
+    assert peak_rss_mb() - peak < 64
+
+
+def test_legacy_storages_are_bounded_in_total(tmp_path, monkeypatch):
+    """Five storages of 600 bytes, each under a 1000-byte bound, together over it."""
+    path = tmp_path / 'five.pth'
+    torch.save({f'w{i}': torch.zeros(150)
+                for i in range(5)},
+               path,
+               _use_new_zipfile_serialization=False)
+    monkeypatch.setenv(EXPANSION_ENV, str(1000 / os.path.getsize(path)))
+    with pytest.raises(UnsafeCheckpointError, match='brings the declared tensor data to 1200'):
+        load_checkpoint_file(path)
+    monkeypatch.setenv(EXPANSION_ENV, str(3000 / os.path.getsize(path)))
+    assert len(load_checkpoint_file(path)) == 5
+
+
+@pytest.mark.parametrize('value', ['nan', 'inf', '-inf', 'four', '0'])
+def test_a_bound_that_is_no_finite_positive_number_is_refused(tmp_path, monkeypatch, value):
+    torch.save(dict(w=torch.ones(2)), tmp_path / 'plain.pth')
+    monkeypatch.setenv(EXPANSION_ENV, value)
+    with pytest.raises(ValueError, match=rf"{EXPANSION_ENV}='{value}' must be a finite number"):
+        load_checkpoint_file(tmp_path / 'plain.pth')
+
+
+def test_a_history_buffer_getattr_cannot_reach_the_class_statistics(tmp_path):
+    """``getattr(HistoryBuffer, '_statistics_methods')`` would hand the pickle the
+    dict every buffer's statistics come from; SETITEM would rebind ``mean``."""
+    statistics = (
+        op_global('builtins', 'getattr') + b'(' + op_global(HISTORY_BUFFER, 'HistoryBuffer') +
+        op_text('_statistics_methods') + b'tR')
+    max_method = (
+        op_global('builtins', 'getattr') + b'(' + op_global(HISTORY_BUFFER, 'HistoryBuffer') +
+        op_text('max') + b'tR')
+    body = statistics + op_text('mean') + max_method + b's'
+    with pytest.raises(
+            UnsafeCheckpointError, match=r"getattr\(HistoryBufferRecipe, "
+            r"'_statistics_methods'\)"):
+        load_checkpoint_file(io.BytesIO(zip_checkpoint(body)))
+    assert HistoryBuffer._statistics_methods['mean'] is HistoryBuffer.mean
+
+
+@pytest.mark.parametrize('tensor, problem',
+                         [(torch.empty(3, 4, device='meta'), 'is a meta tensor'),
+                          (torch.zeros(1).expand(10**6), 'has elements that share memory'),
+                          (torch.arange(4.).as_strided((3, 2),
+                                                       (1, 1)), 'has elements that share memory')])
+def test_tensors_without_data_of_their_own_are_refused(tmp_path, tensor, problem):
+    torch.save(dict(state_dict={'blocks.0.w': tensor, 'ok': torch.ones(2)}), tmp_path / 'c.pth')
+    for trusted in (False, True):
+        with pytest.raises(UnsafeCheckpointError) as err:
+            load_checkpoint_file(tmp_path / 'c.pth', trusted=trusted)
+        assert f'tensor state_dict.blocks.0.w {problem}' in str(err.value)
+        assert str(tmp_path / 'c.pth') in str(err.value)
+
+
+def test_views_that_torch_save_writes_load(tmp_path):
+    base = torch.arange(12.).reshape(3, 4)
+    torch.save(dict(t=base.t(), row=base[1], col=base[:, 2], tied=base), tmp_path / 'views.pth')
+    loaded = load_checkpoint_file(tmp_path / 'views.pth')
+    assert torch.equal(loaded['t'], base.t()) and torch.equal(loaded['col'], base[:, 2])
+
+
+def test_the_mapped_file_is_the_opened_one(tmp_path, monkeypatch):
+    """``mmap=True`` maps the file that was opened and checked, even when its
+    name points elsewhere by the time torch opens it."""
+    torch.save(dict(w=torch.ones(3)), tmp_path / 'good.pth')
+    torch.save(dict(w=torch.zeros(3)), tmp_path / 'other.pth')
+    (tmp_path / 'link.pth').symlink_to(tmp_path / 'good.pth')
+    real_load = torch.load
+
+    def swap_then_load(*args, **kwargs):  # the link moves between the check and the read
+        (tmp_path / 'link.pth').unlink()
+        (tmp_path / 'link.pth').symlink_to(tmp_path / 'other.pth')
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(torch, 'load', swap_then_load)
+    assert load_checkpoint_file(tmp_path / 'link.pth', mmap=True)['w'].tolist() == [1., 1., 1.]
+
+
+def test_a_fifo_is_refused_without_waiting(tmp_path):
+    os.mkfifo(tmp_path / 'fifo.pth')
+    start = time.perf_counter()
+    with pytest.raises(FileNotFoundError, match='not a regular file'):
+        load_checkpoint_file(tmp_path / 'fifo.pth')
+    assert time.perf_counter() - start < 5

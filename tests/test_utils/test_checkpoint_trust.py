@@ -127,3 +127,40 @@ def test_a_forked_child_trusts_nothing(tmp_path):
         assert is_trusted(named)
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b'0'
+
+
+def test_trust_is_decided_on_the_file_opened_not_on_its_name(tmp_path, monkeypatch):
+    """The link is swapped to a crafted file just before the loader opens it
+    (the race that a name check followed by an open by name loses)."""
+    trusted = crafted_checkpoint(tmp_path / 'trusted.pth', tmp_path / 'trusted_created')
+    crafted = crafted_checkpoint(tmp_path / 'crafted.pth', tmp_path / 'crafted_created')
+    link = tmp_path / 'link.pth'
+    link.symlink_to(trusted)
+    real_os_open, real_open = os.open, open
+
+    def swapped_first(opener):
+
+        def open_swapped(path, *args, **kwargs):
+            if os.fspath(path) == str(link) and link.resolve() == trusted:
+                link.unlink()
+                link.symlink_to(crafted)
+            return opener(path, *args, **kwargs)
+
+        return open_swapped
+
+    monkeypatch.setattr(os, 'open', swapped_first(real_os_open))
+    monkeypatch.setattr('builtins.open', swapped_first(real_open))
+    with trusted_checkpoints([link]):
+        with pytest.raises(UnsafeCheckpointError, match=str(link)):
+            CheckpointLoader.load_checkpoint(str(link))
+    assert not (tmp_path / 'crafted_created').exists()
+
+
+def test_a_file_replaced_under_a_trusted_name_is_not_trusted(tmp_path):
+    named = crafted_checkpoint(tmp_path / 'named.pth', tmp_path / 'named_created')
+    with trusted_checkpoints([named]):
+        crafted_checkpoint(tmp_path / 'new.pth', tmp_path / 'new_created')
+        os.replace(tmp_path / 'new.pth', named)  # the name now holds another file
+        with pytest.raises(UnsafeCheckpointError):
+            CheckpointLoader.load_checkpoint(str(named))
+    assert not (tmp_path / 'new_created').exists()

@@ -38,7 +38,7 @@ from mmvitdyn.deployment import input_size
 from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.models.layers import is_dyt_param
 from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
-                            trusted_checkpoints, trusted_names)
+                            refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
 
 
 def parse_args(argv=None):
@@ -138,9 +138,12 @@ def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tup
 
 def main(argv=None):
     parser, args = parse_args(argv)
+    inputs = [args.config, args.checkpoint]
     try:  # the checkpoint is optional here
         trusted = trusted_names(args.trust_checkpoint, [args.checkpoint])
-    except ValueError as err:
+        if args.out:
+            refuse_overwriting_inputs(args.out, inputs)
+    except ValueError as err:  # OutputIsInputError too
         parser.error(str(err))
     with trusted_checkpoints(trusted):
         try:
@@ -163,7 +166,7 @@ def main(argv=None):
             figures = static_report(model, shape or input_size(model))
         if args.out:
             dump_json_atomically(
-                dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out)
+                dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out, inputs)
             print(f'Wrote:            {args.out}')
 
 

@@ -30,8 +30,8 @@ from mmengine.config import DictAction
 from mmvitdyn.apis import init_model
 from mmvitdyn.deployment import DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size
 from mmvitdyn.engine.runner_setup import SetupError, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, is_local_path, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, atomic_target, is_local_path,
+                            refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
 
 
 def parse_args(argv=None):
@@ -70,9 +70,11 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
+    inputs = [args.config, args.checkpoint]
     try:
         trusted = trusted_names(args.trust_checkpoint, [args.checkpoint])
-    except ValueError as err:
+        refuse_overwriting_inputs(args.out, inputs)
+    except ValueError as err:  # OutputIsInputError too
         parser.error(str(err))
     with trusted_checkpoints(trusted):
         try:
@@ -84,7 +86,8 @@ def main(argv=None):
     size = input_size(model) if args.img_size is None else (args.img_size[0], args.img_size[-1])
     module = export_part(model, args.part)
     example = torch.zeros(2, 3, *size)
-    export_onnx(module, example, args.out, opset=args.opset)
+    with atomic_target(args.out, inputs) as tmp:
+        export_onnx(module, example, str(tmp), opset=args.opset)
     print(f'Exported {args.part} of {args.config} ({size[0]}x{size[1]} images, dynamic batch, '
           f'opset {args.opset}) to {args.out}')
 

@@ -39,8 +39,8 @@ from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
 from mmvitdyn.models.utils import load_pretrained, load_state_dict_file
 from mmvitdyn.models.utils.pretrained import group_keys, strip_prefix
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, is_local_path, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, is_local_path,
+                            refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
 
 IMAGE_SUFFIXES = {'.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff'}
 
@@ -161,6 +161,12 @@ def batches(model, fetch, items, batch_size: int, progress: ProgressBar):
 
 def main(argv=None):
     parser, args = parse_args(argv)
+    plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
+    try:
+        for out in (args.out, plot):
+            refuse_overwriting_inputs(out, [args.config, args.checkpoint])
+    except OutputIsInputError as err:
+        parser.error(str(err))
     with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         logger = MMLogger.get_instance('learngene', log_level='INFO')
         try:
@@ -194,7 +200,6 @@ def main(argv=None):
                 settings=dict(config=osp.basename(args.config)))
         except ValueError as err:
             parser.exit(2, f'\nerror: {err}\n')
-        plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
         plot_mad(learngene, plot)
         # The result on stdout (the logger's stream is the one of the first
         # call in the process).

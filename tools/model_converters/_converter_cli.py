@@ -7,8 +7,9 @@ from typing import List, Optional, Sequence
 
 from mmvitdyn.models.utils import (convert_checkpoint, describe_checkpoint, detect_format,
                                    jax_num_heads, load_state_dict_file, to_classifier)
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, UnsafeCheckpointError, save_atomically,
-                            trusted_checkpoints, trusted_names)
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, UnsafeCheckpointError,
+                            refuse_overwriting_inputs, save_atomically, trusted_checkpoints,
+                            trusted_names)
 
 # The converter of each format.
 TOOLS = {
@@ -81,6 +82,7 @@ def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] 
     args = parser.parse_args(argv)
 
     try:
+        refuse_overwriting_inputs(args.dst, [args.src])
         with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.src])):
             source = load_state_dict_file(args.src)
         fmt = detect_format(source)
@@ -95,7 +97,8 @@ def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] 
     if args.classifier:
         state_dict = to_classifier(state_dict)
     save_atomically(
-        dict(state_dict=state_dict, meta=dict(source=str(args.src), format=fmt)), args.dst)
+        dict(state_dict=state_dict, meta=dict(source=str(args.src), format=fmt)), args.dst,
+        [args.src])
     text = summary(info, fmt, args.dst, args.classifier)
     print(text)
     return text

@@ -9,7 +9,8 @@ from mmengine.fileio import LocalBackend, get_file_backend
 from mmengine.hooks import CheckpointHook
 from mmengine.registry import HOOKS
 
-from ...utils import ATOMIC_BACKEND, WorkDirLock, atomic_target, remove_orphaned_temporaries
+from ...utils import (ATOMIC_BACKEND, WorkDirLock, WorkDirLockedError, atomic_target,
+                      remove_orphaned_temporaries)
 
 # Message hub key: the last epoch (or iteration) whose validation the best
 # checkpoint logic has seen; saved with every later checkpoint.
@@ -40,8 +41,9 @@ class AtomicCheckpointHook(CheckpointHook):
       steps it does not record, and validates the resumed step again when its
       checkpoint does not record that validation (a kill during validation or
       before the re-save), so no best score is lost;
-    - holds the work_dir while training (:class:`mmvitdyn.utils.WorkDirLock`:
-      a second training run there stops, naming the holder) and removes the
+    - holds the work_dir and the checkpoint ``out_dir`` while training
+      (:class:`mmvitdyn.utils.WorkDirLock`: a second training run writing to
+      either stops, naming the holder) and removes the
       temporary files of killed saves when training starts.
 
     Takes the arguments of :class:`mmengine.hooks.CheckpointHook`; remote
@@ -54,7 +56,7 @@ class AtomicCheckpointHook(CheckpointHook):
             get_file_backend(self.out_dir), LocalBackend)
         if self.local and self.backend_args is None and self.file_client_args is None:
             self.backend_args = dict(backend=ATOMIC_BACKEND)
-        self.work_dir_lock: Optional[WorkDirLock] = None
+        self.folder_locks: List[WorkDirLock] = []
         self.superseded_best: List[str] = []  # removed once a checkpoint records the new best
 
     # ---------------------------------------------------------- training
@@ -63,9 +65,15 @@ class AtomicCheckpointHook(CheckpointHook):
         # mmengine does not restore the path of the last checkpoint on resume
         self.last_ckpt = runner.message_hub.get_info('last_ckpt', self.last_ckpt)
         if is_main_process():
-            self.work_dir_lock = WorkDirLock(runner.work_dir)
-            self.work_dir_lock.acquire()
             folders = {runner.work_dir, self.out_dir} if self.local else {runner.work_dir}
+            try:
+                for folder in sorted(folders):  # where checkpoints go, not only the work_dir
+                    self.folder_locks.append(WorkDirLock(folder))
+                    self.folder_locks[-1].acquire()
+            except WorkDirLockedError:
+                self.folder_locks.pop()
+                self._release_folders()
+                raise
             for folder in sorted(folders):
                 self._remove_orphans(runner, folder)
             if self.local and self.save_best is not None:
@@ -75,8 +83,11 @@ class AtomicCheckpointHook(CheckpointHook):
 
     def after_run(self, runner) -> None:
         super().after_run(runner)
-        if self.work_dir_lock is not None:
-            self.work_dir_lock.release()
+        self._release_folders()
+
+    def _release_folders(self) -> None:
+        while self.folder_locks:
+            self.folder_locks.pop().release()
 
     def after_val_epoch(self, runner, metrics) -> None:
         runner.message_hub.update_info(VALIDATED_KEY,

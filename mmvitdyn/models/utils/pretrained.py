@@ -5,14 +5,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-import numpy as np
 import torch
 from mmengine import fileio
 from mmengine.logging import MMLogger
 from mmengine.runner import CheckpointLoader
 from torch import nn
 
-from ...utils import check_zip_bounds, max_expansion
+from ...utils import load_npz_file
 from ..layers import is_dyt_param
 from .checkpoint_convert import StateDict, convert_checkpoint
 
@@ -67,16 +66,13 @@ def unwrap_state_dict(checkpoint: dict) -> dict:
 def load_state_dict_file(filename: str, map_location: str = 'cpu') -> dict:
     """Read a checkpoint file (path or URL) and return its unwrapped tensors.
 
-    ``.npz`` files (Google's Flax ViTs) are read with numpy through mmengine's
-    file backends (no pickles, and the zip bounds of the checkpoint loader)
+    ``.npz`` files (Google's Flax ViTs) are fetched through mmengine's file
+    backends, read by the checkpoint loader's :func:`~mmvitdyn.utils.load_npz_file`
     and returned as name -> array; anything else goes through mmengine's
     ``CheckpointLoader``.
     """
     if str(filename).endswith('.npz'):
-        data = io.BytesIO(fileio.get(filename))
-        check_zip_bounds(data, str(filename), len(data.getbuffer()), max_expansion()).close()
-        with np.load(data, allow_pickle=False) as arrays:
-            return {k: arrays[k] for k in arrays.files}
+        return load_npz_file(io.BytesIO(fileio.get(filename)), str(filename))
     return unwrap_state_dict(CheckpointLoader.load_checkpoint(filename, map_location=map_location))
 
 

@@ -1,0 +1,120 @@
+"""Configs that a checkpoint stores as Python text, kept as data and never run.
+
+mmengine's Runner stores the config's text in a checkpoint
+(``meta.config``, ``meta.cfg``, ``message_hub.runtime_info.cfg``), and later
+passes it to ``Config.fromstring(text, '.py')``, which executes it: on
+``--resume`` (to compare GPU counts) and in an inferencer built from the
+weights alone. So the checkpoint loader hands mmengine only what
+:func:`parse_config_text` reads as plain data (assignments of literals,
+lists, tuples, sets, dicts and ``dict(key=value)``; nothing is evaluated),
+written out again by :func:`config_text` without the keys that make
+mmengine read or import other files (``_base_``, ``custom_imports``). A
+text that is not plain data is removed from the checkpoint with a warning
+that names the file and the field.
+"""
+import ast
+import math
+from typing import Any, Dict, Tuple
+
+from mmengine.logging import print_log
+
+#: Where a Runner checkpoint stores config text: key paths from its top level.
+STORED_CONFIG_FIELDS: Tuple[Tuple[str, ...], ...] = (
+    ('meta', 'config'),
+    ('meta', 'cfg'),
+    ('message_hub', 'runtime_info', 'cfg'),
+)
+#: Config keys that make mmengine read other files or import modules.
+LOADING_KEYS = ('_base_', 'custom_imports')
+
+
+class NotPlainDataError(ValueError):
+    """A config text that is more than assignments of plain values."""
+
+
+def _value(node: ast.AST) -> Any:
+    """The plain value an expression node writes out (nothing is evaluated)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value,
+                                                     (str, bytes, int, float, bool, type(None))):
+        if isinstance(node.value, float) and not math.isfinite(node.value):
+            raise NotPlainDataError(f'line {node.lineno}: a non-finite number')
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _value(node.operand)
+        if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+            raise NotPlainDataError(f'line {node.lineno}: a sign before a non-number')
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [_value(item) for item in node.elts]
+        return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return {_value(key): _value(item) for key, item in zip(node.keys, node.values)}
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'dict'
+            and len(node.args) <= 1 and all(keyword.arg for keyword in node.keywords)):
+        # dict(key=value) and dict({'key': value}), as mmengine writes non-identifier keys
+        mapping = _value(node.args[0]) if node.args else {}
+        if not isinstance(mapping, dict):
+            raise NotPlainDataError(f'line {node.lineno}: dict() of a {type(mapping).__name__}')
+        return {**mapping, **{keyword.arg: _value(keyword.value) for keyword in node.keywords}}
+    raise NotPlainDataError(f'line {getattr(node, "lineno", "?")}: {type(node).__name__} '
+                            f'{ast.unparse(node)[:60]!r} is not a plain value')
+
+
+def parse_config_text(text: str) -> Dict[str, Any]:
+    """The assignments of a Python config text as a dict, read without
+    running it.
+
+    Raises:
+        NotPlainDataError: The text holds anything but ``name = <plain
+            value>`` statements; the message gives the line.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
+        raise NotPlainDataError(f'not readable Python: {type(err).__name__}') from None
+    config = {}
+    for statement in tree.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            raise NotPlainDataError(f'line {statement.lineno}: a {type(statement).__name__} '
+                                    'statement, not an assignment to a name')
+        try:
+            config[statement.targets[0].id] = _value(statement.value)
+        except RecursionError:
+            raise NotPlainDataError(f'line {statement.lineno}: nested too deeply') from None
+        except TypeError as err:  # an unhashable dict key or set item
+            raise NotPlainDataError(f'line {statement.lineno}: {err}') from None
+    return config
+
+
+def config_text(config: Dict[str, Any]) -> str:
+    """Python text that assigns ``config``'s plain values, less :data:`LOADING_KEYS`."""
+    return ''.join(f'{key} = {value!r}\n' for key, value in config.items()
+                   if key not in LOADING_KEYS)
+
+
+def keep_stored_configs_as_data(checkpoint: Any, name: str) -> Any:
+    """``checkpoint`` with each config text it stores (:data:`STORED_CONFIG_FIELDS`)
+    replaced by its plain data written out again (:func:`config_text`), or
+    removed, with a warning naming ``name`` and the field, if it is not
+    plain data."""
+    for field in STORED_CONFIG_FIELDS:
+        owner = checkpoint
+        for key in field[:-1]:
+            owner = owner.get(key) if isinstance(owner, dict) else None
+        if not isinstance(owner, dict) or field[-1] not in owner:
+            continue
+        stored = owner[field[-1]]
+        try:
+            if not isinstance(stored, str):
+                raise NotPlainDataError(f'a {type(stored).__name__}, not text')
+            owner[field[-1]] = config_text(parse_config_text(stored))
+        except NotPlainDataError as err:
+            del owner[field[-1]]
+            print_log(
+                f'checkpoint {name}: its stored config {".".join(field)} is not plain data '
+                f'({err}) and was left out; a config stored in a checkpoint is never run. '
+                'Pass the config file itself where one is needed.',
+                logger='current',
+                level=30)
+    return checkpoint

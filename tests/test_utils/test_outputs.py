@@ -1,0 +1,187 @@
+"""No tool writes over its own input, none leaves a half-written output, and
+every record the tools read back names its file when it is damaged."""
+import errno
+import io
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.configs import VIT_DIGITS_CFG
+from helpers.models import tiny
+from helpers.tools import REPO, load_tool
+from mmvitdyn.analysis.sweep import cell_state
+
+MINI_SWEEP = REPO / 'configs/sweeps/dyt_digits-tasks-mini.py'
+
+
+def run_refused(tool: str, argv, capsys) -> str:
+    """Run ``tools/<tool>``'s main, expect exit status 2; its standard error."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        load_tool(tool).main([str(arg) for arg in argv])
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.fixture
+def vit_checkpoint(tmp_path) -> Path:
+    torch.save(dict(model=tiny().state_dict()), tmp_path / 'vit.pth')
+    return tmp_path / 'vit.pth'
+
+
+def refusal_keeps(paths, run) -> None:
+    """``run()`` is refused and every file of ``paths`` keeps its bytes."""
+    before = {path: Path(path).read_bytes() for path in paths}
+    message = run()
+    assert 'is the input' in message and 'choose another output path' in message
+    assert {path: Path(path).read_bytes() for path in paths} == before
+
+
+@pytest.mark.parametrize('through', ['same name', 'hard link'])
+def test_a_converter_refuses_to_write_over_its_source(vit_checkpoint, capsys, through):
+    out = vit_checkpoint
+    if through == 'hard link':
+        out = vit_checkpoint.with_name('linked.pth')
+        os.link(vit_checkpoint, out)
+    refusal_keeps(
+        [vit_checkpoint],
+        lambda: run_refused('model_converters/timm2mmvitdyn.py', [vit_checkpoint, out], capsys))
+
+
+def test_export_and_flop_tools_refuse_their_inputs_as_output(vit_checkpoint, tmp_path, capsys):
+    config = tmp_path / 'vit.py'
+    shutil.copy(VIT_DIGITS_CFG, config)
+    for tool, argv in [
+        ('deployment/pytorch2onnx.py', [config, vit_checkpoint, vit_checkpoint]),
+        ('deployment/pytorch2onnx.py', [config, vit_checkpoint, config]),
+        ('analysis_tools/get_flops.py', [config, '--out', config]),
+        ('learngene/build_learngene.py', [config, vit_checkpoint, '--out', vit_checkpoint]),
+    ]:
+        refusal_keeps([config, vit_checkpoint], lambda: run_refused(tool, argv, capsys))
+
+
+def test_collect_results_refuses_the_sweep_file_as_output(tmp_path, capsys):
+    sweep = tmp_path / 'sweep.py'
+    shutil.copy(MINI_SWEEP, sweep)
+    refusal_keeps([sweep],
+                  lambda: run_refused('collect_results.py', [sweep, '--out', sweep], capsys))
+
+
+def test_collect_results_on_a_full_disk_keeps_the_old_table(tmp_path, capsys, monkeypatch):
+    (tmp_path / 'table.md').write_text('the good table\n')
+    real_write = Path.write_text
+
+    def full_disk(self, text, *args, **kwargs):  # 10 bytes fit, then ENOSPC
+        real_write(self, text[:10], *args, **kwargs)
+        raise OSError(errno.ENOSPC, 'No space left on device')
+
+    monkeypatch.setattr(Path, 'write_text', full_disk)
+    with pytest.raises(OSError, match='No space left'):
+        load_tool('collect_results.py').main([str(MINI_SWEEP), '--out', str(tmp_path / 'table.md')])
+    monkeypatch.undo()
+    assert (tmp_path / 'table.md').read_text() == 'the good table\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['table.md']
+
+
+def a_done_run(work_dir: Path) -> Path:
+    """A work dir with one finished 2-epoch run, as mmengine leaves it."""
+    run = work_dir / '20260101_000000'
+    (run / 'vis_data').mkdir(parents=True)
+    (run / 'vis_data/config.py').write_text(
+        "train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=2, val_interval=2)\n"
+        "val_dataloader = dict(batch_size=8)\nval_cfg = dict()\n")
+    (run / 'vis_data/scalars.json').write_text(
+        json.dumps({
+            'loss': 1.5,
+            'iter': 1,
+            'step': 1
+        }) + '\n' + json.dumps({
+            'accuracy/top1': 71.0,
+            'step': 2
+        }) + '\n')
+    (work_dir / 'last_checkpoint').write_text(str(work_dir / 'epoch_2.pth'))
+    return run
+
+
+@pytest.mark.parametrize('damage, named', [
+    ('scalars.json cut', 'vis_data/scalars.json is damaged: line 2 is not JSON'),
+    ('config.py cut', 'vis_data/config.py is not a config dumped as plain data'),
+    ('empty exit record', 'sweep_exit.json is damaged: its record is not JSON'),
+])
+def test_a_damaged_record_makes_the_cell_failed_naming_the_file(tmp_path, damage, named):
+    work = tmp_path / 'cell'
+    run = a_done_run(work)
+    assert cell_state(str(work)).state == 'done'
+    if damage == 'scalars.json cut':
+        text = (run / 'vis_data/scalars.json').read_text()
+        (run / 'vis_data/scalars.json').write_text(text[:-12])
+    elif damage == 'config.py cut':
+        text = (run / 'vis_data/config.py').read_text()
+        (run / 'vis_data/config.py').write_text(text[:30])
+    else:
+        (work / 'last_checkpoint').unlink()
+        (work / 'sweep_exit.json').write_text('')
+    state = cell_state(str(work))
+    assert state.state == 'failed' and named in state.detail
+    assert 'run the cell again' in state.detail
+
+
+@pytest.mark.parametrize('flops, named', [({}, 'flops=None'), ({'flops': 'many'}, "flops='many'")])
+def test_collect_results_names_a_damaged_flops_record(tmp_path, capsys, flops, named):
+    a_done_run(tmp_path / 'run')
+    (tmp_path / 'run/flops.json').write_text(json.dumps(flops))
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}'], capsys)
+    assert f'{tmp_path / "run/flops.json"} has {named}' in err
+
+
+def test_collect_results_refuses_missing_work_dirs_and_repeated_labels(tmp_path, capsys):
+    a_done_run(tmp_path / 'run')
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "none"}'], capsys)
+    assert f"work dirs ['a={tmp_path / 'none'}'] do not exist" in err
+    err = run_refused('collect_results.py',
+                      ['--work-dirs', f'a={tmp_path / "run"}', f'a={tmp_path / "run"}'], capsys)
+    assert "labels ['a'] are given more than once" in err
+
+
+def npz_of(records: dict) -> bytes:
+    """An .npz archive of ``name -> .npy bytes`` records."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, 'w') as archive:
+        for name, data in records.items():
+            archive.writestr(f'{name}.npy', data)
+    return out.getvalue()
+
+
+def npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize('case, named', [
+    ('80 GB declared', 'declares shape (10000000000, 2) of float32 (80000000000 bytes) but'),
+    ('short array', 'declares shape (4,) of float32 (16 bytes) but the file holds 12'),
+    ('object array', 'has dtype object; only numeric arrays'),
+])
+def test_npz_arrays_are_checked_naming_file_and_array(tmp_path, case, named):
+    from mmvitdyn.models.utils import load_state_dict_file
+    from mmvitdyn.utils import UnsafeCheckpointError
+    records = {
+        '80 GB declared':
+        npy(np.zeros((10, 2), 'f4')).replace(b'(10, 2), }' + b' ' * 9, b'(10000000000, 2), }'),
+        'short array':
+        npy(np.zeros(4, 'f4'))[:-4],
+        'object array':
+        npy(np.array([None, 1], dtype=object)),
+    }
+    (tmp_path / 'vit.npz').write_bytes(npz_of(dict(w=records[case])))
+    with pytest.raises(UnsafeCheckpointError) as err:
+        load_state_dict_file(str(tmp_path / 'vit.npz'))
+    assert f"checkpoint {tmp_path / 'vit.npz'} is refused: its array 'w'" in str(err.value)
+    assert named in str(err.value)
