@@ -425,42 +425,39 @@ with WorkDirLock(sys.argv[1]):
 
 
 def test_a_cell_held_by_another_process_gets_no_command_and_keeps_its_records(
-        tmp_path, capsys, monkeypatch):
-    """The mini sweep of the guide while another process holds one cell's work
-    dir: --dry-run prints no command for it, a real run launches none."""
-    sweep = tmp_path / 'mini.py'
-    sweep.write_text(f'_base_ = [{str(REPO / "configs/sweeps/dyt_digits-tasks-mini.py")!r}]\n'
-                     f'work_dir = {str(tmp_path / "work")!r}\n')
+        data_workspace, tmp_path, capsys, monkeypatch):
+    """Two cells (seeds); another process holds one's work dir: --dry-run
+    prints no command for it, and a real run trains only the other."""
+    sweep = tmp_path / 'two.py'
+    sweep.write_text(
+        "configs = {'dyt': 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'}\n"
+        "axes = dict(seed=dict(s0=['randomness.seed=0'], s1=['randomness.seed=1']))\n"
+        "options = ['model.backbone.allow_random_frozen=True', 'train_cfg.max_epochs=1',\n"
+        "           'train_cfg.val_interval=1', 'train_dataloader.dataset.indices=16',\n"
+        "           'val_dataloader.dataset.indices=16', 'train_dataloader.num_workers=0',\n"
+        "           'val_dataloader.num_workers=0', 'param_scheduler=[]']\n"
+        f"work_dir = {str(tmp_path / 'work')!r}\n")
+    monkeypatch.chdir(data_workspace)
     tool = load_tool('sweep.py')
-    tool.main([str(sweep), '--dry-run'])
-    lines = capsys.readouterr().out.splitlines()
-    commands = [line for line in lines if not line.startswith('#')]
-    held_dir = shlex.split(commands[0]).pop(shlex.split(commands[0]).index('--work-dir') + 1)
-    os.makedirs(held_dir)
-    (Path(held_dir) / 'sweep.log').write_text('the holder writes here\n')
-    holder = subprocess.Popen([sys.executable, '-c', HELD_CELL, held_dir],
-                              env={
-                                  **os.environ, 'PYTHONPATH': str(REPO)
-                              },
+    held_dir = tmp_path / 'work/dyt_s0'
+    held_dir.mkdir(parents=True)
+    (held_dir / 'sweep.log').write_text('the holder writes here\n')
+    holder = subprocess.Popen([sys.executable, '-c', HELD_CELL, str(held_dir)],
+                              env={**os.environ, 'PYTHONPATH': str(REPO)},
                               stdout=subprocess.PIPE,
                               text=True)
     try:
         assert holder.stdout.readline().strip() == 'held'
+        capsys.readouterr()
         tool.main([str(sweep), '--dry-run'])
-        dry = capsys.readouterr().out
-        assert held_dir not in ''.join(line for line in dry.splitlines()
-                                       if not line.startswith('#'))
-        assert len([line for line in dry.splitlines()
-                    if not line.startswith('#')]) == len(commands) - 1
-        launched = []
-        monkeypatch.setattr(sweep_module, 'run_cells',
-                            lambda todo, *args, **kwargs: launched.extend(todo) or {})
-        monkeypatch.setattr(tool, 'run_cells', sweep_module.run_cells, raising=False)
+        commands = [line for line in capsys.readouterr().out.splitlines() if line[:1] != '#']
+        assert len(commands) == 1 and str(tmp_path / 'work/dyt_s1') in commands[0]
         tool.main([str(sweep)])
-        assert launched and held_dir not in [cell.work_dir for cell in launched]
-        assert len(launched) == len(commands) - 1
-        assert (Path(held_dir) / 'sweep.log').read_text() == 'the holder writes here\n'
-        assert not (Path(held_dir) / 'sweep_exit.json').exists()
+        out = capsys.readouterr().out
+        assert '[start] dyt_s1' in out and 'dyt_s0' not in out.replace('dyt_s0: running', '')
+        assert (held_dir / 'sweep.log').read_text() == 'the holder writes here\n'
+        assert not (held_dir / 'sweep_exit.json').exists()
+        assert json.loads((tmp_path / 'work/dyt_s1/sweep_exit.json').read_text())['returncode'] == 0
     finally:
         holder.kill()
         holder.wait()
