@@ -42,6 +42,22 @@ def check_number(value,
     return value
 
 
+def check_rate(value, field: str) -> float:
+    """``value`` if it is a dropout or drop-path rate: a finite number in [0, 1)."""
+    return check_number(value, field, 0, 1, high_open=True)
+
+
+def check_norm_cfg(norm_cfg, field: str = 'norm_cfg') -> dict:
+    """``norm_cfg`` if it is a dict with a ``type`` whose ``eps`` (if given)
+    is a finite number > 0 (a NaN or negative eps makes every output NaN)."""
+    if not isinstance(norm_cfg, dict) or 'type' not in norm_cfg:
+        raise ValueError(f'{field}={norm_cfg!r} must be a dict with a type, e.g. '
+                         "dict(type='LN', eps=1e-6)")
+    if 'eps' in norm_cfg:
+        check_number(norm_cfg['eps'], f'{field}.eps', 0, low_open=True)
+    return norm_cfg
+
+
 def _inside(value, low, high, low_open: bool, high_open: bool) -> bool:
     above = low is None or (value > low if low_open else value >= low)
     below = high is None or (value < high if high_open else value <= high)

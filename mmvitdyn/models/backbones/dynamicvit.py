@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from mmengine.registry import MODELS
 from torch import nn
 
-from ...utils import check_number
+from ...utils import check_int, check_number
 from ..layers import PolicyAttention, TokenPredictor
 from .adapter_vit import AdapterViT
 
@@ -76,6 +76,8 @@ class DynamicViT(AdapterViT):
             raise ValueError(f'out_indices={out_indices}: DynamicViT returns the last block only '
                              f'(allowed: -1 or {num_layers - 1})')
         prune_loc = tuple(prune_loc)
+        for index, location in enumerate(prune_loc):
+            check_int(location, f'prune_loc[{index}]')
         if (not prune_loc or any(i not in range(1, num_layers) for i in prune_loc)
                 or list(prune_loc) != sorted(set(prune_loc))):
             raise ValueError(f'prune_loc={prune_loc} must be increasing block indices in '

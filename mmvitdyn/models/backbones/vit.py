@@ -11,12 +11,14 @@ from mmengine.model.weight_init import trunc_normal_
 from mmengine.registry import MODELS
 from torch import nn
 
-from ...utils import check_bool
+from ...utils import check_bool, check_int, check_norm_cfg, check_rate
 from ..layers import Block, PatchEmbed, heads_are_shared, resize_pos_embed, supplied
 from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
 from .block_checkpoint import checkpoint_block
 
 ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
+# The modes of torch.nn.functional.interpolate that resize a 2-d position grid.
+INTERPOLATE_MODES = ('nearest', 'nearest-exact', 'bilinear', 'bicubic', 'area')
 
 
 @MODELS.register_module()
@@ -159,17 +161,25 @@ class ViT(BaseModule):
                              f"out_type='featmap', got out_type={out_type!r}")
         self.out_type = out_type
         self.out_indices = self._parse_out_indices(out_indices, self.num_layers)
-        self.final_norm = final_norm
+        self.final_norm = check_bool(final_norm, 'final_norm')
         self.with_cp = check_bool(with_cp, 'with_cp')
+        if interpolate_mode not in INTERPOLATE_MODES:
+            raise ValueError(f'interpolate_mode={interpolate_mode!r} must be one of '
+                             f'{INTERPOLATE_MODES}')
         self.interpolate_mode = interpolate_mode
-        self.interpolate_antialias = interpolate_antialias
+        self.interpolate_antialias = check_bool(interpolate_antialias, 'interpolate_antialias')
         self.layer_scale_init_value = layer_scale_init_value
+        check_bool(pre_norm, 'pre_norm')
+        check_norm_cfg(norm_cfg)
+        check_rate(drop_rate, 'drop_rate')
+        check_rate(drop_path_rate, 'drop_path_rate')
+        self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims, bias=not pre_norm)
         self.patch_size = patch_size
+        check_int(img_size, 'img_size', minimum=patch_size)
         self.patch_resolution = (img_size // patch_size, img_size // patch_size)
         self.num_prefix_tokens = self.prefix_token_count(dist_token, num_reg_tokens)
         self.num_pos_prefix_tokens = self.num_prefix_tokens - num_reg_tokens
 
-        self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims, bias=not pre_norm)
         num_patches = self.patch_resolution[0] * self.patch_resolution[1]
         self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) \
             if self.class_token else None
@@ -211,9 +221,8 @@ class ViT(BaseModule):
         if not cls.class_token and (dist_token or num_reg_tokens):
             raise ValueError(f'{cls.__name__} has no class token: dist_token={dist_token} and '
                              f'num_reg_tokens={num_reg_tokens} must be False and 0')
-        if not isinstance(num_reg_tokens, int) or num_reg_tokens < 0:
-            raise ValueError(f'num_reg_tokens={num_reg_tokens!r} must be an int >= 0')
-        return int(cls.class_token) + int(dist_token) + num_reg_tokens
+        check_int(num_reg_tokens, 'num_reg_tokens', minimum=0)
+        return int(cls.class_token) + int(check_bool(dist_token, 'dist_token')) + num_reg_tokens
 
     @staticmethod
     def merge_layer_cfgs(layer_cfgs: Union[dict, Sequence[dict]], entries: Sequence[dict],
@@ -249,6 +258,8 @@ class ViT(BaseModule):
             return dict(cls.arch_zoo[key])
         if not isinstance(arch, dict) or not ARCH_KEYS <= set(arch):
             raise ValueError(f'arch dict must have keys {sorted(ARCH_KEYS)}, got {arch!r}')
+        for key in sorted(ARCH_KEYS) + (['head_dim'] if arch.get('head_dim') is not None else []):
+            check_int(arch[key], f'arch.{key}', minimum=1)
         return dict(arch)
 
     @staticmethod

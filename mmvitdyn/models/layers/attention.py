@@ -5,6 +5,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ...utils import check_bool, check_int, check_rate
+
 
 class Attention(nn.Module):
     """Multi-head self-attention on fused scaled-dot-product attention.
@@ -30,7 +32,14 @@ class Attention(nn.Module):
                  attn_drop: float = 0.,
                  proj_drop: float = 0.):
         super().__init__()
-        if head_dim is None:
+        check_int(dim, 'embed_dims', minimum=1)
+        check_int(num_heads, 'num_heads', minimum=1)
+        check_bool(qkv_bias, 'qkv_bias')
+        check_rate(attn_drop, 'attn_drop_rate')
+        check_rate(proj_drop, 'drop_rate')
+        if head_dim is not None:
+            check_int(head_dim, 'head_dim', minimum=1)
+        else:
             if dim % num_heads:
                 raise ValueError(f'embed dim {dim} is not divisible by num_heads={num_heads}; '
                                  'give head_dim explicitly')

@@ -6,6 +6,7 @@ from mmcv.cnn import build_norm_layer
 from mmcv.cnn.bricks import DropPath
 from torch import nn
 
+from ...utils import check_norm_cfg, check_number, check_rate
 from .attention import Attention
 from .layer_scale import LayerScale
 from .mlp import Mlp
@@ -50,6 +51,10 @@ class Block(nn.Module):
                  layer_scale_init: Optional[float] = None,
                  act_cfg: dict = dict(type='GELU')):
         super().__init__()
+        check_rate(drop_path, 'drop_path_rate')
+        check_norm_cfg(norm_cfg)
+        if layer_scale_init is not None:
+            check_number(layer_scale_init, 'layer_scale_init_value')
         self.norm1 = build_norm_layer(norm_cfg, dim)[1]
         self.attn = attn_layer(dim, num_heads, head_dim, qkv_bias, attn_drop, drop)
         self.norm2 = build_norm_layer(norm_cfg, dim)[1]

@@ -3,6 +3,8 @@ import torch
 from mmcv.cnn import build_activation_layer
 from torch import nn
 
+from ...utils import check_int, check_rate
+
 
 class Mlp(nn.Module):
     """Linear -> activation (GELU) -> Linear, with dropout after each.
@@ -21,6 +23,8 @@ class Mlp(nn.Module):
                  drop: float = 0.,
                  act_cfg: dict = dict(type='GELU')):
         super().__init__()
+        check_int(hidden_dim, 'feedforward_channels', minimum=1)
+        check_rate(drop, 'drop_rate')
         self.fc1 = nn.Linear(dim, hidden_dim)
         self.act = build_activation_layer(act_cfg)
         self.fc2 = nn.Linear(hidden_dim, dim)

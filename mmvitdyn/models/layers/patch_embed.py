@@ -4,6 +4,8 @@ from typing import Tuple
 import torch
 from torch import nn
 
+from ...utils import check_bool, check_int
+
 
 class PatchEmbed(nn.Module):
     """Split an image into non-overlapping patches and project each to a token.
@@ -17,6 +19,10 @@ class PatchEmbed(nn.Module):
 
     def __init__(self, patch_size: int, in_channels: int, embed_dims: int, bias: bool = True):
         super().__init__()
+        check_int(patch_size, 'patch_size', minimum=1)
+        check_int(in_channels, 'in_channels', minimum=1)
+        check_int(embed_dims, 'embed_dims', minimum=1)
+        check_bool(bias, 'bias')
         self.patch_size = patch_size
         self.proj = nn.Conv2d(in_channels, embed_dims, patch_size, stride=patch_size, bias=bias)
 

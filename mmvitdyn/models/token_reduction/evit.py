@@ -12,7 +12,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 from mmengine.registry import MODELS
 
-from ...utils import check_number
+from ...utils import check_bool, check_int, check_number
 from ..layers import Attention
 from .base import ReductionPass, TokenReduction
 
@@ -41,11 +41,13 @@ class EViT(TokenReduction):
         super().__init__()
         check_number(keep_rate, 'EViT keep_rate', 0, 1, low_open=True)
         locations = tuple(locations)
+        for index, location in enumerate(locations):
+            check_int(location, f'EViT locations[{index}]', minimum=0)
         if not locations or list(locations) != sorted(set(locations)):
             raise ValueError(f'EViT locations={locations} must be increasing block indices')
         self.keep_rate = keep_rate
         self.locations = locations
-        self.fuse = fuse
+        self.fuse = check_bool(fuse, 'EViT fuse')
 
     def check(self, num_layers: int, num_prefix_tokens: int, num_patches: int) -> None:
         if not num_prefix_tokens:

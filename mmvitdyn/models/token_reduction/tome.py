@@ -19,7 +19,7 @@ import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 
-from ...utils import check_int, check_number
+from ...utils import check_bool, check_int, check_number
 from ..layers import Attention
 from .base import ReductionPass, TokenReduction
 
@@ -138,7 +138,7 @@ class ToMe(TokenReduction):
         else:
             check_int(r, 'ToMe r', minimum=0)
         self.r = r
-        self.prop_attn = prop_attn
+        self.prop_attn = check_bool(prop_attn, 'ToMe prop_attn')
 
     def check(self, num_layers: int, num_prefix_tokens: int, num_patches: int) -> None:
         """Refuse a per-block ``r`` of another length; log once, with the
