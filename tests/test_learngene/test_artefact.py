@@ -308,3 +308,24 @@ def test_the_summary_prints_settings_escaped(ancestry):
     learngene.settings['config'] = 'deit\n\x1b[31mred.py'
     summary = learngene.summary()
     assert "config='deit\\n\\x1b[31mred.py'" in summary and '\x1b' not in summary
+
+
+@pytest.mark.parametrize('field, tensor, problem', [
+    ('mad', lambda t: torch.empty_like(t, device='meta'), 'is a meta tensor'),
+    ('qkv_weight', lambda t: torch.empty_like(t, device='meta'), 'is a meta tensor'),
+    ('qkv_weight', lambda t: t.reshape(-1)[:1].expand(t.shape), 'has elements that share memory'),
+])
+def test_a_learngene_tensor_without_data_of_its_own_names_the_file_and_field(
+        valid_data, tmp_path, field, tensor, problem):
+    """Meta tensors failed at validation with torch's "Tensor.item() cannot be
+    called on meta tensors"; a stride-0 view cost its expanded size in memory."""
+    data = copy.deepcopy(valid_data)
+    owner = data if field == 'mad' else data['layers'][1]
+    owner[field] = tensor(owner[field])
+    torch.save(data, tmp_path / 'bad.pth')
+    where = 'mad' if field == 'mad' else 'layers.1.qkv_weight'
+    with pytest.raises(
+            ValueError,
+            match=rf"learngene file '.*bad.pth' is corrupted.*tensor "
+            rf'{where} {problem}'):
+        Learngene.load(str(tmp_path / 'bad.pth'))
