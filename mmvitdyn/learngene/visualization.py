@@ -1,6 +1,7 @@
 """A picture of the clustering: MAD per head per layer, coloured by cluster."""
 from typing import Optional, Union
 
+from ..utils import save_figure_atomically
 from .artefacts.swin import SwinLearngene
 from .artefacts.vit import Learngene
 from .file_format import format_settings
@@ -51,5 +52,5 @@ def plot_mad(learngene: Union[Learngene, SwinLearngene],
         fontsize=9)
     ax.grid(alpha=.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomically(fig, path, dpi=120)
     plt.close(fig)

@@ -1,6 +1,7 @@
 from .atomic_save import (ATOMIC_BACKEND, AtomicLocalBackend, OutputIsInputError, atomic_target,
                           dump_json_atomically, refuse_overwriting_inputs,
-                          remove_orphaned_temporaries, save_atomically, write_text_atomically)
+                          remove_orphaned_temporaries, save_atomically, save_figure_atomically,
+                          write_text_atomically)
 from .checkpoint_loader import (EXPANSION_ENV, UnsafeCheckpointError, load_checkpoint_file,
                                 load_npz_file, max_expansion)
 from .checkpoint_schemes import SCHEMES, register_checkpoint_schemes
@@ -17,6 +18,6 @@ __all__ = [
     'check_int', 'check_norm_cfg', 'check_number', 'check_rate', 'dump_json_atomically',
     'env_trusts_all', 'is_local_path', 'is_trusted', 'load_checkpoint_file', 'load_npz_file',
     'max_expansion', 'refuse_overwriting_inputs', 'register_checkpoint_schemes',
-    'remove_orphaned_temporaries', 'save_atomically', 'trusted_checkpoints', 'trusted_names',
-    'write_text_atomically'
+    'remove_orphaned_temporaries', 'save_atomically', 'save_figure_atomically',
+    'trusted_checkpoints', 'trusted_names', 'write_text_atomically'
 ]

@@ -113,6 +113,13 @@ def write_text_atomically(text: str, dst: str, inputs: Iterable = ()) -> None:
         tmp.write_text(text)
 
 
+def save_figure_atomically(figure, dst: str, inputs: Iterable = (), **savefig_kwargs) -> None:
+    """``figure.savefig`` (a matplotlib figure) to ``dst`` through a temporary
+    file, in the format its suffix names (not over ``inputs``)."""
+    with atomic_target(dst, inputs) as tmp:
+        figure.savefig(tmp, format=Path(dst).suffix[1:] or 'png', **savefig_kwargs)
+
+
 def dump_json_atomically(obj, dst: str, inputs: Iterable = ()) -> None:
     """Write ``obj`` as indented JSON to ``dst`` through a temporary file (not over ``inputs``)."""
     write_text_atomically(json.dumps(obj, indent=2) + '\n', dst, inputs)

@@ -9,6 +9,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from ..utils import save_figure_atomically
+
 
 def rates_summary(names: List[str], rates: torch.Tensor, images: Sequence[str]) -> dict:
     """Overall, per-part and per-image activation rates.
@@ -58,7 +60,7 @@ def plot_rates(names: List[str], rates: torch.Tensor, out_file: str) -> None:
     ax.set_title(f'DyT activation rates ({rates.shape[1]} images, mean {rates.mean():.2f})')
     ax.legend(title='part', loc='upper left', bbox_to_anchor=(1, 1))
     fig.tight_layout()
-    fig.savefig(out_file, dpi=120)
+    save_figure_atomically(fig, out_file, dpi=120)
 
 
 class SkipView(NamedTuple):
@@ -127,5 +129,5 @@ def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: 
         ax.axis('off')
     fig.suptitle(f'{title}: patches shaded red skip the part', fontsize=9)
     fig.tight_layout()
-    fig.savefig(out_file, dpi=120)
+    save_figure_atomically(fig, out_file, dpi=120)
     return fig

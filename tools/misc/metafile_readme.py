@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from mmvitdyn.utils import write_text_atomically
+
 BEGIN, END = '<!-- metafile table begin -->', '<!-- metafile table end -->'
 HEADER = ('| Model | Data | Params (M) | Trainable (M) | GFLOPs | Paper\'s result | Config |\n'
           '| :-- | :-- | --: | --: | --: | :-- | :-- |')
@@ -71,7 +73,7 @@ def main(argv=None):
                   f'{args.folder}')
             sys.exit(1)
         return
-    readme_path.write_text(updated)
+    write_text_atomically(updated, readme_path)
     print(f'Wrote the table of {readme_path}')
 
 
