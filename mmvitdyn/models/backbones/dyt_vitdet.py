@@ -5,6 +5,7 @@ from typing import Sequence, Tuple, Union
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 
+from ...utils import check_bool, check_int
 from ..layers import RelPosAttention
 from .dyt_vit import DyTViT
 
@@ -100,8 +101,12 @@ class DyTViTDet(DyTViT):
         if bad:
             raise ValueError(f'global_indices entries {bad} are out of range for {num_layers} '
                              f'layers (allowed: {-num_layers}..{num_layers - 1})')
-        if window_size < 0:
-            raise ValueError(f'window_size must be >= 0 (0: every block global), got {window_size}')
+        check_int(window_size, 'window_size (0: every block global)', minimum=0)
+        for index, value in enumerate(global_indices):
+            check_int(value, f'global_indices[{index}]')
+        check_bool(use_rel_pos, 'use_rel_pos')
+        check_bool(train_rel_pos, 'train_rel_pos')
+        check_int(input_size, 'input_size', minimum=patch_size)
         global_indices = tuple(sorted({i % num_layers for i in global_indices}))
         entries = []
         for index in range(num_layers):

@@ -5,6 +5,8 @@ from typing import List, Optional, Tuple
 from mmcv.cnn import build_norm_layer
 from torch import nn
 
+from ...utils import check_number
+
 
 def build_resampler(factor: float,
                     channels: int,
@@ -20,8 +22,9 @@ def build_resampler(factor: float,
     Raises:
         ValueError: ``factor`` is not a power of two.
     """
-    steps = math.log2(factor) if factor > 0 else None
-    if steps is None or steps != int(steps):
+    check_number(factor, 'scale factor', 0, low_open=True)
+    steps = math.log2(factor)
+    if steps != int(steps):
         raise ValueError(f'scale factor {factor} is not a power of two (e.g. 4, 2, 1, 0.5)')
     steps = int(steps)
     if steps <= 0:

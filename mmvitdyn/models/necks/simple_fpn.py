@@ -8,6 +8,7 @@ from mmengine.model import BaseModule
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...utils import check_int, check_norm_cfg
 from .resample import build_resampler
 
 
@@ -42,6 +43,10 @@ class SimpleFPN(BaseModule):
                  norm_cfg: dict = dict(type='LN2d', eps=1e-6),
                  init_cfg: Union[dict, list, None] = None):
         super().__init__(init_cfg=init_cfg)
+        check_int(in_channels, 'in_channels', minimum=1)
+        check_int(out_channels, 'out_channels', minimum=1)
+        check_int(num_outs, 'num_outs', minimum=1)
+        check_norm_cfg(norm_cfg)
         if num_outs < len(scale_factors):
             raise ValueError(f'num_outs={num_outs} is fewer than the {len(scale_factors)} '
                              f'scale_factors {tuple(scale_factors)}')

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from mmvitdyn.models import DynamicViT, EViT, ToMe, ViT
+from mmvitdyn.models import DynamicViT, DyTViTDet, EViT, SimpleFPN, ToMe, ViT
 
 TINY = dict(embed_dims=32, num_layers=2, num_heads=2, feedforward_channels=64)
 
@@ -63,3 +63,38 @@ def test_good_values_still_build_and_run():
         norm_cfg=dict(type='LN', eps=1e-5))
     out = vit(torch.randn(2, 3, 32, 32))
     assert torch.isfinite(out[-1]).all()
+
+
+@pytest.mark.parametrize('kwargs, field', [
+    (dict(window_size=-1), 'window_size (0: every block global)=-1'),
+    (dict(window_size=2.5), 'window_size (0: every block global)=2.5'),
+    (dict(global_indices=(True, )), 'global_indices[0]=True'),
+    (dict(use_rel_pos='yes'), "use_rel_pos='yes'"),
+    (dict(input_size=4), 'input_size=4 must be an int >= 8'),
+])
+def test_a_bad_vitdet_argument_is_refused_naming_it(kwargs, field):
+    with pytest.raises(ValueError) as err:
+        DyTViTDet(
+            **{
+                **dict(
+                    arch=dict(TINY),
+                    img_size=32,
+                    patch_size=8,
+                    input_size=32,
+                    window_size=2,
+                    global_indices=(1, )),
+                **kwargs
+            })
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize('kwargs, field', [
+    (dict(out_channels=0), 'out_channels=0'),
+    (dict(num_outs=True), 'num_outs=True'),
+    (dict(scale_factors=(math.nan, )), 'scale factor=nan'),
+    (dict(norm_cfg=dict(type='LN2d', eps=-1.0)), 'norm_cfg.eps=-1.0'),
+])
+def test_a_bad_simple_fpn_argument_is_refused_naming_it(kwargs, field):
+    with pytest.raises(ValueError) as err:
+        SimpleFPN(**{**dict(in_channels=32, out_channels=16), **kwargs})
+    assert field in str(err.value)
