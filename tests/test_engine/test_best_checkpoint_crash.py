@@ -180,3 +180,30 @@ def test_the_previous_best_stays_until_a_resumable_checkpoint_records_the_new_on
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         'best_coco_bbox_mAP_epoch_5.pth', 'epoch_6.pth', 'last_checkpoint'
     ]
+
+
+@pytest.mark.parametrize('recorded', ['victim folder', 'victim file', 'other best name'])
+def test_a_recorded_best_path_outside_the_hooks_own_files_is_never_removed(tmp_path, recorded):
+    """A checkpoint's ``best_ckpt`` is untrusted data: a crafted one naming any
+    folder or file must not make a better score delete it."""
+    victim = tmp_path / 'elsewhere' / ('best_coco_bbox_mAP_epoch_3.pth'
+                                       if recorded == 'victim file' else 'victim')
+    (victim / 'kept' if recorded == 'victim folder' else victim).parent.mkdir(parents=True)
+    if recorded == 'victim folder':
+        victim.mkdir(exist_ok=True)
+        (victim / 'kept').write_text('data')
+    elif recorded == 'victim file':
+        victim.write_text('data')
+    else:
+        victim = tmp_path / 'run' / 'notes.txt'
+        victim.parent.mkdir()
+        victim.write_text('data')
+    work = tmp_path / 'run'
+    work.mkdir(exist_ok=True)
+    runner = FakeRunner(work, epoch=5, hub_name=f'crafted-{recorded}')
+    runner.message_hub.update_info('best_score', 0.5)
+    runner.message_hub.update_info('best_ckpt', str(victim))
+    hook = hook_for(runner, work)
+    hook.last_ckpt = str(work / 'epoch_4.pth')
+    hook._save_best_checkpoint(runner, {'coco/bbox_mAP': 0.9})
+    assert victim.exists() and (work / 'best_coco_bbox_mAP_epoch_5.pth').is_file()

@@ -174,6 +174,7 @@ class AtomicCheckpointHook(CheckpointHook):
         self.superseded_best += [
             previous for key_indicator, previous, _ in improved
             if previous and previous != self._best_path(key_indicator)
+            and self._is_own_best(key_indicator, previous)
         ]
         if resaved:
             self._remove_superseded_best(runner)
@@ -209,6 +210,14 @@ class AtomicCheckpointHook(CheckpointHook):
                     path.unlink()
                     runner.logger.info(f'removed {path}: an earlier best checkpoint the resumed '
                                        'run does not record')
+
+    def _is_own_best(self, key_indicator: str, path: str) -> bool:
+        """Whether ``path`` (a best path recorded in a checkpoint, so untrusted)
+        names one of this hook's best files of ``key_indicator`` in ``out_dir``:
+        nothing else is ever removed."""
+        name = osp.basename(path)
+        return (self._best_pattern(key_indicator).fullmatch(name) is not None
+                and path == self.file_backend.join_path(self.out_dir, name))
 
     def _best_pattern(self, key_indicator: str):
         """The names of a key indicator's best files; group 1 is the step."""
