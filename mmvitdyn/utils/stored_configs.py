@@ -6,9 +6,11 @@ passes it to ``Config.fromstring(text, '.py')``, which executes it: on
 ``--resume`` (to compare GPU counts) and in an inferencer built from the
 weights alone. So the checkpoint loader hands mmengine only what
 :func:`parse_config_text` reads as plain data (assignments of literals,
-lists, tuples, sets, dicts and ``dict(key=value)``; nothing is evaluated),
-written out again by :func:`config_text` without the keys that make
-mmengine read or import other files (``_base_``, ``custom_imports``). A
+lists, tuples, sets, dicts, ``dict(key=value)`` and ``dict({...})``;
+nothing is evaluated), written out again by :func:`config_text` without the
+keys that make mmengine read or import other files (``_base_``,
+``custom_imports``) and never holding ``{{``, which opens the placeholders
+mmengine rewrites in the text before running it. A
 text that is not plain data is removed from the checkpoint with a warning
 that names the file and the field.
 """
@@ -26,6 +28,9 @@ STORED_CONFIG_FIELDS: Tuple[Tuple[str, ...], ...] = (
 )
 #: Config keys that make mmengine read other files or import modules.
 LOADING_KEYS = ('_base_', 'custom_imports')
+#: What opens the placeholders mmengine substitutes in a config's text
+#: (``{{ $ENV:default }}``, ``{{ fileDirname }}``, ``{{ _base_.key }}``).
+SUBSTITUTED = '{{'
 
 
 class NotPlainDataError(ValueError):
@@ -88,9 +93,23 @@ def parse_config_text(text: str) -> Dict[str, Any]:
 
 
 def config_text(config: Dict[str, Any]) -> str:
-    """Python text that assigns ``config``'s plain values, less :data:`LOADING_KEYS`."""
-    return ''.join(f'{key} = {value!r}\n' for key, value in config.items()
-                   if key not in LOADING_KEYS)
+    """Python text that assigns ``config``'s plain values, less :data:`LOADING_KEYS`.
+
+    Raises:
+        NotPlainDataError: The text would hold ``{{`` (mmengine rewrites
+            ``{{ ... }}`` in a config's text before running it, which could
+            break out of a string), or a value has no literal (an int beyond
+            Python's digit limit).
+    """
+    try:
+        text = ''.join(f'{key} = {value!r}\n' for key, value in config.items()
+                       if key not in LOADING_KEYS)
+    except ValueError as err:
+        raise NotPlainDataError(f'a value has no literal: {err}') from None
+    if SUBSTITUTED in text:
+        raise NotPlainDataError(f'it holds {SUBSTITUTED!r}, which mmengine substitutes in a '
+                                "config's text before running it")
+    return text
 
 
 def keep_stored_configs_as_data(checkpoint: Any, name: str) -> Any:

@@ -129,3 +129,28 @@ def test_the_configs_mmengine_dumps_read_as_data_and_as_mmengine_reads_them(conf
     expected.pop('custom_imports', None)
     kept = config_text(parse_config_text(text))
     assert Config.fromstring(kept, file_format='.py').to_dict() == expected
+
+
+@pytest.mark.parametrize('case', ['environment default', 'huge int'])
+def test_plain_data_that_mmengine_would_not_keep_plain_is_left_out(tmp_path, case, log):
+    """mmengine rewrites ``{{ $VAR:default }}`` in the text before running it,
+    with the default as regular-expression replacement: a string constant can
+    close itself that way. An int beyond Python's digit limit has no repr."""
+    created = tmp_path / 'created'
+    if case == 'environment default':
+        payload = ("{{$MMVITDYN_UNSET:.*\\\\' }} and __import__('pathlib').Path("
+                   f"{str(created)!r}).touch() #")
+        text = f'x = {payload!r}\n'
+        assert parse_config_text(text) == dict(x=payload)  # a plain string constant
+        Config.fromstring(text, file_format='.py')  # what mmengine would do with it
+        assert created.exists()  # the attack is real
+        created.unlink()
+        problem = "it holds '{{'"
+    else:
+        text = 'x = 0x' + 'f' * 4000 + '\n'
+        problem = 'a value has no literal'
+    torch.save(storing(('meta', 'config'), text), tmp_path / 'ckpt.pth')
+    loaded = load_checkpoint_file(tmp_path / 'ckpt.pth')
+    assert 'config' not in loaded['meta']
+    assert problem in '\n'.join(record.getMessage() for record in log)
+    assert not created.exists()
