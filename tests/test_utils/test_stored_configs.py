@@ -138,8 +138,8 @@ def test_plain_data_that_mmengine_would_not_keep_plain_is_left_out(tmp_path, cas
     close itself that way. An int beyond Python's digit limit has no repr."""
     created = tmp_path / 'created'
     if case == 'environment default':
-        payload = ("{{$MMVITDYN_UNSET:.*\\\\' }} and __import__('pathlib').Path("
-                   f"{str(created)!r}).touch() #")
+        payload = ('{{$MMVITDYN_UNSET:.*\\\' }} and __import__("pathlib").Path("'
+                   f'{created}").touch() #')
         text = f'x = {payload!r}\n'
         assert parse_config_text(text) == dict(x=payload)  # a plain string constant
         Config.fromstring(text, file_format='.py')  # what mmengine would do with it
