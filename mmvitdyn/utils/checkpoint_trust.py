@@ -4,7 +4,7 @@ Full unpickling can run code from the file, so it is granted per file:
 
 - :func:`trusted_checkpoints` trusts the named files for the code run inside
   it, in this thread and context only: a local path by the file it names
-  when the block starts (device and inode, symbolic links followed; the
+  when the block starts (device, inode, size and times, links followed; the
   loader compares them with the file it has open, so a link or name pointed
   elsewhere later is not trusted), a URL or ``open-mmlab://``-style name as
   written. The
@@ -33,7 +33,7 @@ TRUST_OPTION = dict(
     f'source you trust. Other checkpoints stay refused. Put it last, or use {TRUST_FLAG}=PATH')
 TRUST_VALUES = {'1': True, '0': False, '': False}
 
-# A trusted checkpoint: a URL or scheme name as written, or a local file's (device, inode).
+# A trusted checkpoint: a URL or scheme name as written, or a local file's :func:`file_key`.
 TrustKey = Union[str, tuple]
 _TRUSTED: ContextVar[FrozenSet[TrustKey]] = ContextVar(
     'mmvitdyn_trusted_checkpoints', default=frozenset())
@@ -52,8 +52,10 @@ def is_local_path(name) -> bool:
 
 
 def file_key(stat: os.stat_result) -> tuple:
-    """How a local file is trusted: its device and inode."""
-    return (stat.st_dev, stat.st_ino)
+    """How a local file is trusted: its device and inode, with its size and
+    modification and change times (a file made later under a freed inode
+    differs in them; the change time cannot be set by a user)."""
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def checkpoint_key(name) -> Optional[TrustKey]:

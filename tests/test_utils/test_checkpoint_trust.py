@@ -164,3 +164,18 @@ def test_a_file_replaced_under_a_trusted_name_is_not_trusted(tmp_path):
         with pytest.raises(UnsafeCheckpointError):
             CheckpointLoader.load_checkpoint(str(named))
     assert not (tmp_path / 'new_created').exists()
+
+
+def test_a_file_written_later_under_a_freed_inode_is_not_trusted(tmp_path):
+    """The file system may give the freed inode of the trusted file to the next one."""
+    named = crafted_checkpoint(tmp_path / 'named.pth', tmp_path / 'named_created')
+    with trusted_checkpoints([named]):
+        inode = os.stat(named).st_ino
+        for attempt in range(20):  # until the new file gets the freed inode (ext4: at once)
+            named.unlink()
+            crafted_checkpoint(named, tmp_path / 'new_created')
+            if os.stat(named).st_ino == inode:
+                break
+        with pytest.raises(UnsafeCheckpointError):
+            CheckpointLoader.load_checkpoint(str(named))
+    assert not (tmp_path / 'new_created').exists()
