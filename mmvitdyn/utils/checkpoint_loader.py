@@ -27,14 +27,14 @@ without ``weights_only``, and ``torch.hub`` with ``weights_only=False``).
    ``safe_globals`` edits torch's process-wide allow-list for the duration
    of the load, so loads are serialised, and entries of the user's own that
    carry the same names are set aside meanwhile.
-
-4. **Values**: every tensor holds its own data (no meta tensors, no
-   elements beyond or sharing their storage: :func:`~.checkpoint_values.check_tensors`),
+4. **Values**: every tensor holds its own data (no meta tensors; unless
+   trusted, no elements that share memory:
+   :func:`~.checkpoint_values.check_tensors`),
    and a config a Runner stored as text is kept only as plain data, never as
    code (:mod:`.stored_configs`).
 
 The file is opened once; whether the user vouched for it
-(:mod:`.checkpoint_trust`) is decided on the open file (device and inode),
+(:mod:`.checkpoint_trust`) is decided on the open file (device, inode, size, times),
 and torch reads that same open file. Only what the user vouched for is
 unpickled in full (``weights_only=False``), after the same format and bound
 checks.
@@ -338,7 +338,7 @@ def _checked_values(loaded, shown: str, trusted: bool):
     """``loaded`` with its tensors checked and, unless trusted, its stored
     configs kept as data."""
     try:
-        check_tensors(loaded)
+        check_tensors(loaded, allow_shared=trusted)
     except CheckpointValueError as err:
         raise UnsafeCheckpointError(f'checkpoint {shown} is refused: {err}') from None
     return loaded if trusted else keep_stored_configs_as_data(loaded, shown)

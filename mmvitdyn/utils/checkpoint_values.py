@@ -291,26 +291,39 @@ def iter_tensors(obj: Any, path: str = '') -> Iterator[Tuple[str, torch.Tensor]]
         pending.extend((f'{prefix}{key}', item) for key, item in items)
 
 
-def tensor_data_problem(tensor: torch.Tensor) -> Optional[str]:
-    """What keeps ``tensor`` from holding data of its own (None if nothing):
-    a meta tensor, or elements that share memory (a stride-0 or otherwise
-    overlapping view). (Elements beyond the storage torch's rebuild refuses.)"""
-    if tensor.is_meta:
-        return 'is a meta tensor (a shape without data)'
-    if tensor.layout != torch.strided or tensor.numel() == 0:
-        return None
-    reach = 1
+def _shares_memory(tensor: torch.Tensor) -> bool:
+    """Whether two elements of a strided ``tensor`` lie at one storage offset."""
     spans = sorted(
         (stride, size) for size, stride in zip(tensor.shape, tensor.stride()) if size > 1)
+    reach = 1
     for stride, size in spans:
         if stride < reach:
-            return (f'has elements that share memory (shape {tuple(tensor.shape)}, strides '
-                    f'{tensor.stride()}): an expanded view, not data of its own')
+            break
         reach = stride * size
-    return None
+    else:
+        return False  # each dimension steps over all the ones below it: no overlap
+    held = tensor.untyped_storage().nbytes() // tensor.element_size()
+    if tensor.numel() > held:
+        return True  # more elements than the storage holds
+    offsets = torch.arange(held).as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
+    return offsets.unique().numel() < tensor.numel()
 
 
-def check_tensors(obj: Any) -> None:
+def tensor_data_problem(tensor: torch.Tensor, allow_shared: bool = False) -> Optional[str]:
+    """What keeps ``tensor`` from holding data of its own (None if nothing):
+    a meta tensor, or (unless ``allow_shared``) elements that share memory,
+    as a stride-0 expanded view's do. (Elements beyond the storage torch's
+    rebuild refuses.)"""
+    if tensor.is_meta:
+        return 'is a meta tensor (a shape without data)'
+    if (allow_shared or tensor.is_nested or tensor.layout != torch.strided or tensor.numel() == 0
+            or not _shares_memory(tensor)):
+        return None
+    return (f'has elements that share memory (shape {tuple(tensor.shape)}, strides '
+            f'{tensor.stride()}): an expanded view, not data of its own')
+
+
+def check_tensors(obj: Any, allow_shared: bool = False) -> None:
     """Refuse a loaded checkpoint with a tensor that holds no data of its own
     (:func:`tensor_data_problem`).
 
@@ -318,7 +331,7 @@ def check_tensors(obj: Any) -> None:
         CheckpointValueError: Naming the tensor's path and what is wrong.
     """
     for path, tensor in iter_tensors(obj):
-        problem = tensor_data_problem(tensor)
+        problem = tensor_data_problem(tensor, allow_shared)
         if problem:
             raise CheckpointValueError(f'tensor {path} {problem}; re-save it with its data '
                                        '(e.g. .contiguous() before torch.save)')

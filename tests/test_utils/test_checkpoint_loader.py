@@ -472,19 +472,36 @@ def test_a_history_buffer_getattr_cannot_reach_the_class_statistics(tmp_path):
                           (torch.arange(4.).as_strided((3, 2),
                                                        (1, 1)), 'has elements that share memory')])
 def test_tensors_without_data_of_their_own_are_refused(tmp_path, tensor, problem):
+    """Meta tensors always (they are never weights); views whose elements
+    share memory unless the file is trusted (a model may save an expanded buffer)."""
     torch.save(dict(state_dict={'blocks.0.w': tensor, 'ok': torch.ones(2)}), tmp_path / 'c.pth')
-    for trusted in (False, True):
+    for trusted in (False, True) if tensor.is_meta else (False, ):
         with pytest.raises(UnsafeCheckpointError) as err:
             load_checkpoint_file(tmp_path / 'c.pth', trusted=trusted)
         assert f'tensor state_dict.blocks.0.w {problem}' in str(err.value)
         assert str(tmp_path / 'c.pth') in str(err.value)
+    if not tensor.is_meta:
+        loaded = load_checkpoint_file(tmp_path / 'c.pth', trusted=True)['state_dict']['blocks.0.w']
+        assert loaded.shape == tensor.shape and loaded.stride() == tensor.stride()
 
 
 def test_views_that_torch_save_writes_load(tmp_path):
     base = torch.arange(12.).reshape(3, 4)
-    torch.save(dict(t=base.t(), row=base[1], col=base[:, 2], tied=base), tmp_path / 'views.pth')
+    interleaved = torch.arange(8.).as_strided((2, 2), (2, 3))  # offsets 0, 3, 2, 5: no overlap
+    nested = torch.nested.nested_tensor([torch.ones(2, 3), torch.zeros(4, 3)])
+    torch.save(
+        dict(
+            t=base.t(),
+            row=base[1],
+            col=base[:, 2],
+            tied=base,
+            interleaved=interleaved,
+            channels_last=torch.randn(2, 3, 4, 4).to(memory_format=torch.channels_last),
+            nested=nested), tmp_path / 'views.pth')
     loaded = load_checkpoint_file(tmp_path / 'views.pth')
     assert torch.equal(loaded['t'], base.t()) and torch.equal(loaded['col'], base[:, 2])
+    assert torch.equal(loaded['interleaved'], interleaved)
+    assert torch.equal(loaded['nested'].unbind()[1], torch.zeros(4, 3))
 
 
 def test_the_mapped_file_is_the_opened_one(tmp_path, monkeypatch):
