@@ -11,6 +11,7 @@ record instead; put them before :class:`~.file_errors.NameFilesOnError` in a
 data set's bases. ``docs/data_checks.md`` lists what each one checks.
 """
 import math
+from collections import Counter
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -41,7 +42,10 @@ def coco_file_problem(dataset: dict) -> Optional[str]:
     an image id listed twice (pycocotools keeps one of them) or annotations
     of an image id the file does not list (mmdet drops them)."""
     ids = [image.get('id') for image in dataset.get('images', [])]
-    repeated = sorted({i for i in ids if ids.count(i) > 1}, key=repr)
+    unusable = [i for i in ids if isinstance(i, bool) or not isinstance(i, (int, str))]
+    if unusable:
+        return f'image ids {unusable[:MAX_NAMED]} are not integers or strings'
+    repeated = sorted((i for i, count in Counter(ids).items() if count > 1), key=repr)
     if repeated:
         return f'image ids {repeated[:MAX_NAMED]} are listed more than once'
     listed = set(ids)
@@ -55,9 +59,10 @@ def coco_file_problem(dataset: dict) -> Optional[str]:
 
 def polygon_problem(segmentation, height: int, width: int) -> Optional[str]:
     """Why an annotation's ``segmentation`` cannot be rasterised in bounded
-    memory for an image of ``height`` x ``width``, or None: polygons must be
-    lists of at least 3 (x, y) pairs of finite numbers inside the image
-    widened by its own size on each side; an RLE must be of the image's size."""
+    memory for an image of ``height`` x ``width``, or None: the polygons
+    mmdet rasterises (lists of at least 3 (x, y) pairs; it drops shorter or
+    odd ones on purpose) must hold finite numbers inside the image widened by
+    its own size on each side; an RLE must be of the image's size."""
     if segmentation is None or segmentation == []:
         return None
     if isinstance(segmentation, dict):
@@ -68,9 +73,10 @@ def polygon_problem(segmentation, height: int, width: int) -> Optional[str]:
     if not isinstance(segmentation, list):
         return f'has segmentation of type {type(segmentation).__name__}: polygons or an RLE'
     for polygon in segmentation:
-        if not (isinstance(polygon, list) and len(polygon) >= 6 and len(polygon) % 2 == 0):
-            return ('has a polygon that is not a list of at least 3 (x, y) pairs: '
-                    f'{str(polygon)[:60]}')
+        if not isinstance(polygon, list):
+            return f'has a polygon that is not a list of coordinates: {str(polygon)[:60]}'
+        if len(polygon) < 6 or len(polygon) % 2:
+            continue
         bad = [v for v in polygon if not is_real(v)]
         if bad:
             return f'has polygon coordinates {bad[:MAX_NAMED]}; each must be a finite number'

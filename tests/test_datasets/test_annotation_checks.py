@@ -276,13 +276,14 @@ def detection_set(root, ann_file, classes=('circle', 'square'), test_mode=True):
          r'has polygon coordinates \[nan\]; each must be a finite number'),
         (annotation(12, segmentation=[[2, 2, 1e9, 2, 8, 8]]),
          r'has a polygon reaching x 2..1000000000.0, y 2..8, beyond the 30 x 20 image'),
-        (annotation(12, segmentation=[[2, 2, 8]]), r'has a polygon that is not a list of at least'),
+        (annotation(12, segmentation=[dict(x=2, y=2)
+                                      ]), r'has a polygon that is not a list of coordinates'),
         (annotation(12, segmentation=dict(size=[40, 30], counts='abc')),
          r"has an RLE of size \[40, 30\], not the image's \[20, 30\]"),
     ],
     ids=[
         'unknown-category', 'true-category', 'float-category', 'nan-box', 'three-number-box',
-        'true-in-box', 'nan-polygon', 'huge-polygon', 'short-polygon', 'rle-size'
+        'true-in-box', 'nan-polygon', 'huge-polygon', 'polygon-not-a-list', 'rle-size'
     ])
 def test_an_unusable_annotation_names_the_file_image_and_record(tmp_path, bad, problem):
     ann_file = coco_json(tmp_path, [annotation(11), bad])
@@ -347,8 +348,13 @@ def test_categories_left_out_of_the_classes_give_one_warning(tmp_path, warnings_
 
 
 def test_mmdets_deliberate_skips_stay_silent(tmp_path, warnings_logged):
-    """Crowd, zero-area and out-of-image boxes: mmdet's own rules, no error or warning."""
-    kept = [annotation(11), annotation(12, iscrowd=1)]
+    """Crowd, zero-area and out-of-image boxes, polygons too short or of odd
+    length: mmdet's own rules, no error or warning."""
+    kept = [
+        annotation(11),
+        annotation(12, iscrowd=1),
+        annotation(15, segmentation=[[2, 2, 8], [1, 1, 2, 2, 3]])
+    ]
     skipped = [annotation(13, bbox=(2, 2, 0, 8), area=0), annotation(14, bbox=(40, 2, 5, 5))]
     dataset = detection_set(tmp_path, coco_json(tmp_path, kept + skipped))
     instances = dataset[0]['data_samples']
