@@ -479,17 +479,20 @@ def run_dirs(work_dir: str) -> List[str]:
 
 def run_records(run_dir: str) -> List[dict]:
     """The scalars a run logged, in order: a training run's
-    ``vis_data/scalars.json``, else a test run's ``<timestamp>.json``."""
+    ``vis_data/scalars.json``, else a test run's ``<timestamp>.json``. A last
+    line without its newline (a process killed while writing it) is no
+    record; any other line that is not a JSON object raises
+    :class:`DamagedRecordError`."""
     name = osp.basename(run_dir)
     for path in (osp.join(run_dir, 'vis_data', 'scalars.json'), osp.join(run_dir, f'{name}.json')):
         if osp.isfile(path):
             with open(path) as f:
-                lines = f.read().splitlines()
-            records = []
-            for number, line in enumerate(lines, 1):
-                if line.strip():
-                    records.append(json_record(path, line, f'line {number}'))
-            return records
+                text = f.read()
+            lines = text.split('\n')[:-1]  # the part after the last newline is being written
+            return [
+                json_record(path, line, f'line {number}') for number, line in enumerate(lines, 1)
+                if line.strip()
+            ]
     return []
 
 
@@ -507,7 +510,7 @@ def final_step(work_dir: str) -> Optional[Tuple[str, int, bool]]:
             with open(path) as f:
                 text = f.read()
             try:
-                cfg = parse_config_text(text)
+                cfg = parse_config_text(text, names=('train_cfg', 'val_dataloader', 'val_cfg'))
             except NotPlainDataError as err:
                 raise DamagedRecordError(path, f'is not a config dumped as plain data ({err})')
             train_cfg = cfg.get('train_cfg') or {}

@@ -427,8 +427,11 @@ def load_checkpoint_file(source: Source,
             map_location = _bounded_restore(map_location, factor * size)
         _check_pickles(file, reader, shown, size, factor)
         del reader
+        if mmap and (in_memory or not is_zip):
+            raise UnsafeCheckpointError(f'checkpoint {shown} cannot be mapped (mmap=True): only '
+                                        "a file in torch's zip format can; load it without mmap")
         # The checked open file itself is read (for mmap, through its descriptor).
-        target = _descriptor_path(file) if mmap and not in_memory else file
+        target = _descriptor_path(file) if mmap else file
         try:
             if trusted:
                 loaded = torch.load(
@@ -438,6 +441,12 @@ def load_checkpoint_file(source: Source,
         except _OverBudget as err:
             raise UnsafeCheckpointError(f'checkpoint {shown} is refused: {err}, from a '
                                         f'{size}-byte file; {_cap_hint(factor)}') from None
+        except UnsafeCheckpointError:
+            raise
+        except Exception as err:  # a trusted file torch cannot read
+            reason = str(err).splitlines()[0] if str(err) else ''
+            raise UnsafeCheckpointError(f'checkpoint {shown} could not be read by torch: '
+                                        f'{type(err).__name__}: {reason}') from None
     return _checked_values(loaded, shown, trusted)
 
 

@@ -16,7 +16,7 @@ that names the file and the field.
 """
 import ast
 import math
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from mmengine.logging import print_log
 
@@ -65,13 +65,19 @@ def _value(node: ast.AST) -> Any:
                             f'{ast.unparse(node)[:60]!r} is not a plain value')
 
 
-def parse_config_text(text: str) -> Dict[str, Any]:
+def parse_config_text(text: str, names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """The assignments of a Python config text as a dict, read without
     running it.
 
+    Args:
+        text (str): The config's Python text.
+        names (Sequence[str], optional): Read only the assignments to these
+            names and pass over every other statement. Defaults to None
+            (every statement, each an assignment of plain data).
+
     Raises:
-        NotPlainDataError: The text holds anything but ``name = <plain
-            value>`` statements; the message gives the line.
+        NotPlainDataError: A statement read is not ``name = <plain value>``;
+            the message gives the line.
     """
     try:
         tree = ast.parse(text)
@@ -79,6 +85,12 @@ def parse_config_text(text: str) -> Dict[str, Any]:
         raise NotPlainDataError(f'not readable Python: {type(err).__name__}') from None
     config = {}
     for statement in tree.body:
+        assigned = [
+            target.id for target in getattr(statement, 'targets', [])
+            if isinstance(target, ast.Name)
+        ]
+        if names is not None and not set(assigned) & set(names):
+            continue
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)):
             raise NotPlainDataError(f'line {statement.lineno}: a {type(statement).__name__} '

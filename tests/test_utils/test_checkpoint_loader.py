@@ -527,3 +527,13 @@ def test_a_fifo_is_refused_without_waiting(tmp_path):
     with pytest.raises(FileNotFoundError, match='not a regular file'):
         load_checkpoint_file(tmp_path / 'fifo.pth')
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize('trusted', [False, True])
+def test_mapping_a_legacy_or_in_memory_checkpoint_is_refused_as_such(tmp_path, trusted):
+    torch.save(dict(w=torch.ones(2)), tmp_path / 'legacy.pth', _use_new_zipfile_serialization=False)
+    buffer = io.BytesIO()
+    torch.save(dict(w=torch.ones(2)), buffer)
+    for source in (tmp_path / 'legacy.pth', io.BytesIO(buffer.getvalue())):
+        with pytest.raises(UnsafeCheckpointError, match=r'cannot be mapped \(mmap=True\): only'):
+            load_checkpoint_file(source, mmap=True, trusted=trusted)

@@ -62,6 +62,7 @@ def test_export_and_flop_tools_refuse_their_inputs_as_output(vit_checkpoint, tmp
         ('deployment/pytorch2onnx.py', [config, vit_checkpoint, config]),
         ('analysis_tools/get_flops.py', [config, '--out', config]),
         ('learngene/build_learngene.py', [config, vit_checkpoint, '--out', vit_checkpoint]),
+        ('learngene/materialize_descendant.py', [config, vit_checkpoint, '--out', config]),
     ]:
         refusal_keeps([config, vit_checkpoint], lambda: run_refused(tool, argv, capsys))
 
@@ -110,7 +111,7 @@ def a_done_run(work_dir: Path) -> Path:
 
 
 @pytest.mark.parametrize('damage, named', [
-    ('scalars.json cut', 'vis_data/scalars.json is damaged: line 2 is not JSON'),
+    ('scalars.json line edited', 'vis_data/scalars.json is damaged: line 1 is not JSON'),
     ('config.py cut', 'vis_data/config.py is not a config dumped as plain data'),
     ('empty exit record', 'sweep_exit.json is damaged: its record is not JSON'),
 ])
@@ -118,9 +119,9 @@ def test_a_damaged_record_makes_the_cell_failed_naming_the_file(tmp_path, damage
     work = tmp_path / 'cell'
     run = a_done_run(work)
     assert cell_state(str(work)).state == 'done'
-    if damage == 'scalars.json cut':
+    if damage == 'scalars.json line edited':
         text = (run / 'vis_data/scalars.json').read_text()
-        (run / 'vis_data/scalars.json').write_text(text[:-12])
+        (run / 'vis_data/scalars.json').write_text('x' + text[1:])
     elif damage == 'config.py cut':
         text = (run / 'vis_data/config.py').read_text()
         (run / 'vis_data/config.py').write_text(text[:30])
@@ -130,6 +131,25 @@ def test_a_damaged_record_makes_the_cell_failed_naming_the_file(tmp_path, damage
     state = cell_state(str(work))
     assert state.state == 'failed' and named in state.detail
     assert 'run the cell again' in state.detail
+
+
+def test_a_run_killed_while_logging_has_its_cut_record_passed_over(tmp_path):
+    """The final validation line cut short (no newline): not done, not damaged."""
+    work = tmp_path / 'cell'
+    run = a_done_run(work)
+    text = (run / 'vis_data/scalars.json').read_text()
+    (run / 'vis_data/scalars.json').write_text(text[:-12])
+    state = cell_state(str(work))
+    assert (state.state, state.detail) == ('failed',
+                                           'stopped at epoch_2.pth, final validation not logged')
+
+
+def test_a_dumped_config_that_is_not_all_plain_data_still_gives_the_final_step(tmp_path):
+    work = tmp_path / 'cell'
+    run = a_done_run(work)
+    text = (run / 'vis_data/config.py').read_text()
+    (run / 'vis_data/config.py').write_text('max_norm = inf\n' + text)  # --cfg-options x=inf
+    assert cell_state(str(work)).state == 'done'
 
 
 @pytest.mark.parametrize('flops, named', [({}, 'flops=None'), ({'flops': 'many'}, "flops='many'")])

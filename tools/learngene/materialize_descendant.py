@@ -16,7 +16,8 @@ from mmengine.runner import load_checkpoint
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.learngene import LearngeneViT
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, save_atomically, trusted_checkpoints,
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError,
+                            refuse_overwriting_inputs, save_atomically, trusted_checkpoints,
                             trusted_names)
 
 MATERIALIZED = 'model.backbone.ffn_sharing=independent model.backbone.tie_heads=False'
@@ -36,6 +37,11 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
+    inputs = [args.config, args.checkpoint]
+    try:
+        refuse_overwriting_inputs(args.out, inputs)
+    except OutputIsInputError as err:
+        parser.error(str(err))
     with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
             model = init_model(load_config(args.config, args.cfg_options))
@@ -50,7 +56,7 @@ def main(argv=None):
         save_atomically(
             dict(
                 state_dict=model.state_dict(), meta=dict(source=args.checkpoint,
-                                                         note=MATERIALIZED)), args.out)
+                                                         note=MATERIALIZED)), args.out, inputs)
         print(f'wrote {args.out}; use it with --cfg-options {MATERIALIZED}')
 
 

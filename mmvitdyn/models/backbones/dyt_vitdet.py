@@ -97,15 +97,16 @@ class DyTViTDet(DyTViT):
                  **kwargs):
         arch = self._parse_arch(arch)
         num_layers = arch['num_layers']
+        for index, value in enumerate(global_indices):
+            check_int(value, f'global_indices[{index}]')
         bad = [i for i in global_indices if not -num_layers <= i < num_layers]
         if bad:
             raise ValueError(f'global_indices entries {bad} are out of range for {num_layers} '
                              f'layers (allowed: {-num_layers}..{num_layers - 1})')
         check_int(window_size, 'window_size (0: every block global)', minimum=0)
-        for index, value in enumerate(global_indices):
-            check_int(value, f'global_indices[{index}]')
         check_bool(use_rel_pos, 'use_rel_pos')
         check_bool(train_rel_pos, 'train_rel_pos')
+        check_int(patch_size, 'patch_size', minimum=1)
         check_int(input_size, 'input_size', minimum=patch_size)
         global_indices = tuple(sorted({i % num_layers for i in global_indices}))
         entries = []

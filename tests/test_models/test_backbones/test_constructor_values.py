@@ -71,6 +71,8 @@ def test_good_values_still_build_and_run():
     (dict(global_indices=(True, )), 'global_indices[0]=True'),
     (dict(use_rel_pos='yes'), "use_rel_pos='yes'"),
     (dict(input_size=4), 'input_size=4 must be an int >= 8'),
+    (dict(global_indices=('1', )), "global_indices[0]='1'"),
+    (dict(patch_size='8'), "patch_size='8'"),
 ])
 def test_a_bad_vitdet_argument_is_refused_naming_it(kwargs, field):
     with pytest.raises(ValueError) as err:
