@@ -442,10 +442,13 @@ def test_a_cell_held_by_another_process_gets_no_command_and_keeps_its_records(
     held_dir = tmp_path / 'work/dyt_s0'
     held_dir.mkdir(parents=True)
     (held_dir / 'sweep.log').write_text('the holder writes here\n')
-    holder = subprocess.Popen([sys.executable, '-c', HELD_CELL, str(held_dir)],
-                              env={**os.environ, 'PYTHONPATH': str(REPO)},
-                              stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [sys.executable, '-c', HELD_CELL, str(held_dir)],
+        env={
+            **os.environ, 'PYTHONPATH': str(REPO)
+        },
+        stdout=subprocess.PIPE,
+        text=True)
     try:
         assert holder.stdout.readline().strip() == 'held'
         capsys.readouterr()

@@ -16,9 +16,8 @@ from mmengine.runner import load_checkpoint
 from mmvitdyn.apis import init_model
 from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.learngene import LearngeneViT
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError,
-                            refuse_overwriting_inputs, save_atomically, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, refuse_overwriting_inputs,
+                            save_atomically, trusted_checkpoints, trusted_names)
 
 MATERIALIZED = 'model.backbone.ffn_sharing=independent model.backbone.tie_heads=False'
 
