@@ -627,12 +627,6 @@ def run_cells(cells: Sequence[Cell],
     for cell in cells:
         todo.put(cell)
 
-    def work(slot: int) -> None:
-        try:
-            run_queue(slot)
-        finally:
-            finished[slot].set()
-
     def run_queue(slot: int) -> None:
         while not stop.is_set():
             try:
@@ -669,17 +663,20 @@ def run_cells(cells: Sequence[Cell],
                     osp.join(cell.work_dir, EXIT_RECORD))
                 report('end', cell, f'exit code {code}, {time.time() - started:.0f} s')
 
-    finished = [threading.Event() for _ in range(launcher.max_parallel)]
-    for slot in range(launcher.max_parallel):
-        threading.Thread(target=work, args=(slot, ), daemon=True).start()
+    workers = [
+        threading.Thread(target=run_queue, args=(slot, ), daemon=True)
+        for slot in range(launcher.max_parallel)
+    ]
 
     def wait_for_workers() -> None:
         # Polled with sleep: a KeyboardInterrupt inside Thread.join can leave
         # the thread looking finished while it still waits for its cell.
-        while not all(event.is_set() for event in finished):
+        while any(worker.is_alive() for worker in workers):
             time.sleep(0.1)
 
-    try:
+    try:  # from the first start: an interrupt right after a launch stops it too
+        for worker in workers:
+            worker.start()
         wait_for_workers()
     except KeyboardInterrupt:
         stop.set()

@@ -464,3 +464,40 @@ def test_a_cell_held_by_another_process_gets_no_command_and_keeps_its_records(
     finally:
         holder.kill()
         holder.wait()
+
+
+INTERRUPTED_AT_LAUNCH = """
+import sys, threading, time
+from mmvitdyn.analysis.sweep import Cell, Launcher, run_cells
+cells = [Cell(f'c{i}', 'unused.py', {}, (), {}, f'{sys.argv[1]}/c{i}') for i in range(3)]
+started = []
+real_start = threading.Thread.start
+
+def start_then_interrupt(self):  # Ctrl-C right after the first cell is launched
+    real_start(self)
+    while not started:
+        time.sleep(0.01)
+    raise KeyboardInterrupt
+
+threading.Thread.start = start_then_interrupt
+try:
+    run_cells(cells, Launcher(max_parallel=2), lambda cell: (['sleep', '30'], {}),
+              lambda event, cell, text: started.append(cell.name))
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_an_interrupt_right_after_the_first_launch_stops_and_records_it(tmp_path):
+    """The interrupt arrives while the workers are still being started."""
+    from mmvitdyn.analysis.sweep import exit_record
+    proc = subprocess.run([sys.executable, '-c', INTERRUPTED_AT_LAUNCH,
+                           str(tmp_path)],
+                          cwd=REPO,
+                          env={
+                              **os.environ, 'PYTHONPATH': str(REPO)
+                          },
+                          timeout=25)
+    assert proc.returncode == 130
+    assert exit_record(str(tmp_path / 'c0'))['returncode'] == -15
+    assert not (tmp_path / 'c1').exists() and not (tmp_path / 'c2').exists()
