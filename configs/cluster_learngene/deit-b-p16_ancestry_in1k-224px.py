@@ -5,6 +5,6 @@
 _base_ = [
     './_base_/models/deit-b-p16.py',
     '../_base_/datasets/imagenet_bs64_224.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(backbone=dict(init_cfg=None))

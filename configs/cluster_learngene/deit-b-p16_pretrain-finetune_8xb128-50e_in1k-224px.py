@@ -4,7 +4,7 @@ _base_ = [
     './_base_/models/deit-b-p16.py',
     '../_base_/datasets/imagenet_bs64_224.py',
     './_base_/schedules/adamw_cosine_50e_bs1024.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 # 8 GPUs x 128 images = the schedule's batch of 1024 (1,251 iterations an epoch).
 train_dataloader = dict(batch_size=128)

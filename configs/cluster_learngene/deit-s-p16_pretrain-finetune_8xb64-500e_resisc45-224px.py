@@ -6,7 +6,7 @@ _base_ = [
     './_base_/models/deit-s-p16.py',
     '../_base_/datasets/resisc45_bs64_deit_224.py',
     './_base_/schedules/adamw_cosine_500e_bs512.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(head=dict(num_classes=45))
 default_hooks = dict(logger=dict(interval=100), checkpoint=dict(interval=10, max_keep_ckpts=3))

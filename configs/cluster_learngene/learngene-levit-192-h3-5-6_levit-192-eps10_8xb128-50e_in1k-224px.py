@@ -6,7 +6,7 @@ _base_ = [
     './_base_/models/learngene-levit-192.py',
     '../_base_/datasets/imagenet_bs64_224.py',
     './_base_/schedules/adamw_cosine_50e_bs1024.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(backbone=dict(arch=dict(omega=1, depths=[4, 4, 4])))
 # No weight decay on the attention biases either (as LeViT trains).

@@ -6,7 +6,7 @@ _base_ = [
     './_base_/models/learngene-levit-192.py',
     '../_base_/datasets/cifar100_bs64_deit_224.py',
     './_base_/schedules/adamw_cosine_500e_bs512.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(backbone=dict(arch=dict(omega=1, depths=[4, 4, 4])), head=dict(num_classes=100))
 # No weight decay on the attention biases either (as LeViT trains).

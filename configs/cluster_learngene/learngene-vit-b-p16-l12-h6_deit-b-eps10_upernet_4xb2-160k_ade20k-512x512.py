@@ -10,7 +10,7 @@ _base_ = [
     'mmseg::_base_/models/upernet_vit-b16_ln_mln.py',
     '../_base_/datasets/ade20k_512x512.py',
     'mmseg::_base_/schedules/schedule_160k.py',
-    'mmseg::_base_/default_runtime.py',
+    '../_base_/runtimes/mmseg.py',
 ]
 custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)
 crop_size = (512, 512)

@@ -5,7 +5,7 @@ _base_ = [
     './_base_/models/vit-b-p16-l12-h6.py',
     '../_base_/datasets/imagenet_bs64_224.py',
     './_base_/schedules/adamw_cosine_50e_bs1024.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 train_dataloader = dict(batch_size=128)
 default_hooks = dict(logger=dict(interval=100))

@@ -6,7 +6,7 @@ _base_ = [
     './_base_/models/learngene-vit-s-p16.py',
     '../_base_/datasets/imagenet_bs64_224.py',
     './_base_/schedules/adamw_cosine_50e_bs1024.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(backbone=dict(arch=dict(num_layers=12, omega=1)))
 # 8 GPUs x 128 images = the schedule's batch of 1024 (1,251 iterations an epoch).

@@ -11,7 +11,7 @@ _base_ = [
     './_base_/models/learngene-vit-s-p16.py',
     '../_base_/datasets/nabirds_bs64_deit_224.py',
     './_base_/schedules/adamw_cosine_500e_bs512.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(backbone=dict(arch=dict(num_layers=6, omega=1)), head=dict(num_classes=555))
 default_hooks = dict(logger=dict(interval=100), checkpoint=dict(interval=10, max_keep_ckpts=3))

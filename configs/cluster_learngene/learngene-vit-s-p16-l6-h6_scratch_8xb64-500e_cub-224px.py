@@ -5,7 +5,7 @@ _base_ = [
     './_base_/models/vit-s-p16-l6.py',
     '../_base_/datasets/cub_bs64_deit_224.py',
     './_base_/schedules/adamw_cosine_500e_bs512.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 model = dict(head=dict(num_classes=200))
 default_hooks = dict(logger=dict(interval=100), checkpoint=dict(interval=10, max_keep_ckpts=3))

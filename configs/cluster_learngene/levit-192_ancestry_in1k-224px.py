@@ -16,7 +16,7 @@
 _base_ = [
     'mmpretrain::_base_/models/levit-256-p16.py',
     '../_base_/datasets/imagenet_bs64_224.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)
 model = dict(backbone=dict(arch='192'), head=dict(in_channels=384))

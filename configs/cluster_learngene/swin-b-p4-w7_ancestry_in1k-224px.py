@@ -11,6 +11,6 @@
 _base_ = [
     'mmpretrain::_base_/models/swin_transformer/base_224.py',
     '../_base_/datasets/imagenet_bs64_224.py',
-    'mmpretrain::_base_/default_runtime.py',
+    '../_base_/runtimes/mmpretrain.py',
 ]
 custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)

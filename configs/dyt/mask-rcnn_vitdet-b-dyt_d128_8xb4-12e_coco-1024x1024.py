@@ -13,6 +13,6 @@ _base_ = [
     '../_base_/models/mask-rcnn_dyt-vitdet-b-d128_simple-fpn.py',
     '../_base_/datasets/coco_instance_lsj_1024.py',
     '../_base_/schedules/adamw-step_12e_det.py',
-    'mmdet::_base_/default_runtime.py',
+    '../_base_/runtimes/mmdet.py',
 ]
 default_hooks = dict(checkpoint=dict(interval=1, max_keep_ckpts=2))

@@ -9,7 +9,7 @@ _base_ = [
     '../_base_/models/mask-rcnn_dyt-vitdet-b-d128_simple-fpn.py',
     '../_base_/datasets/coco_shapes_instance.py',
     '../_base_/schedules/adamw-step_12e_det.py',
-    'mmdet::_base_/default_runtime.py',
+    '../_base_/runtimes/mmdet.py',
 ]
 width = 64
 model = dict(

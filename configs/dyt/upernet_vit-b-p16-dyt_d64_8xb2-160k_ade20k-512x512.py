@@ -12,7 +12,7 @@
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_mln.py',
     '../_base_/datasets/ade20k_512x512.py',
-    'mmseg::_base_/default_runtime.py',
+    '../_base_/runtimes/mmseg.py',
     '../_base_/schedules/adamw-poly_160k_seg.py',
 ]
 crop_size = (512, 512)

@@ -4,7 +4,7 @@
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_mln.py',
     'mmseg::_base_/datasets/pascal_context_59.py',
-    'mmseg::_base_/default_runtime.py',
+    '../_base_/runtimes/mmseg.py',
     '../_base_/schedules/adamw-poly_160k_seg.py',
 ]
 crop_size = (480, 480)

@@ -1,9 +1,9 @@
 # DyT on UperNet, ADE20K, as the public DyT segmentation code runs it
 # (configs/beit/upernet/our_vit.py and tools/seg_train.sh of
-# github.com/NUS-HPC-AI-Lab/Dynamic-Tuning): the mmseg-style
-# upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py (its data, 512x512 crops of mmseg's ADE20K
+# github.com/NUS-HPC-AI-Lab/Dynamic-Tuning): the data, schedule and test of the mmseg-style
+# upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py (512x512 crops of mmseg's ADE20K
 # recipe, 160k iterations at batch 16 with the public optimiser and lr schedule, sliding test of
-# 512 crops at stride 341) with the model changed as below.
+# 512 crops at stride 341) with the model of ../_base_/models/upernet_dyt-vit-b-d64_pyramid.py.
 #   bash tools/dist_train.sh \
 #       configs/dyt/upernet_vit-b-p16-dyt_d64_pyramid_8xb2-160k_ade20k-512x512.py 8
 #   bash tools/dist_test.sh \
@@ -32,12 +32,16 @@
 # every block a BEiT relative position bias table (zero-initialised, absent
 # from the in21k checkpoint, so its script trains it); the paper does not
 # mention it and DyTViT has no such table.
-_base_ = ['./upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py']
+_base_ = [
+    '../_base_/models/upernet_dyt-vit-b-d64_pyramid.py',
+    '../_base_/datasets/ade20k_512x512.py',
+    '../_base_/runtimes/mmseg.py',
+    '../_base_/schedules/adamw-poly_160k_seg.py',
+]
+crop_size = (512, 512)
 model = dict(
-    backbone=dict(
-        out_indices=(3, 5, 7, 11),
-        final_norm=False,
-        pyramid=dict(type='RescalePyramid', rescales=(4, 2, 1, 0.5), norm_cfg=None)),
-    neck=None,
-    decode_head=dict(in_channels=[768] * 4, channels=768),
-    auxiliary_head=dict(in_channels=768, in_index=2))
+    data_preprocessor=dict(size=crop_size),
+    decode_head=dict(num_classes=150),
+    auxiliary_head=dict(num_classes=150),
+    test_cfg=dict(mode='slide', crop_size=crop_size, stride=(341, 341)))
+train_dataloader = dict(batch_size=2)

@@ -3,7 +3,7 @@
 _base_ = [
     'mmseg::_base_/models/fcn_r50-d8.py',
     '../_base_/datasets/ade_shapes.py',
-    'mmseg::_base_/default_runtime.py',
+    '../_base_/runtimes/mmseg.py',
 ]
 norm_cfg = dict(type='BN', requires_grad=True)
 model = dict(

@@ -3,7 +3,7 @@
 _base_ = [
     'mmdet::_base_/models/mask-rcnn_r50_fpn.py',
     '../_base_/datasets/coco_shapes_instance.py',
-    'mmdet::_base_/default_runtime.py',
+    '../_base_/runtimes/mmdet.py',
 ]
 model = dict(
     backbone=dict(depth=18, norm_cfg=dict(type='BN', requires_grad=True), init_cfg=None),

@@ -13,6 +13,7 @@ from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
 from ..utils import WorkDirLock, check_int, is_local_path
+from .config_keys import misspelt_top_level_keys, unknown_argument_message
 from .distributed import default_model_wrapper, init_cpu_distributed
 
 # How each supported scope switches on drawing predictions and dumping them.
@@ -28,18 +29,35 @@ class SetupError(Exception):
 
 
 def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:
-    """Read a config, apply ``--cfg-options`` and check its ``default_scope``."""
+    """Read a config, apply ``--cfg-options``, keep no workers where there are
+    none (:func:`keep_workers_only_where_there_are_some`) and check its
+    ``default_scope``."""
     if not osp.isfile(path):
         raise SetupError(f'config file {path!r} does not exist (configs live under configs/, '
                          'e.g. configs/vit/)')
     cfg = Config.fromfile(path)
     if cfg_options:
         cfg.merge_from_dict(cfg_options)
+    keep_workers_only_where_there_are_some(cfg)
     scope = cfg.get('default_scope')
     if scope not in SCOPES:
         raise SetupError(f'{path}: default_scope={scope!r} is not supported; '
                          f'use one of {sorted(SCOPES)}')
     return cfg
+
+
+def keep_workers_only_where_there_are_some(cfg: Config) -> None:
+    """Turn ``persistent_workers`` off in each data loader of ``num_workers=0``.
+
+    mmdet's and mmseg's data bases keep their workers between epochs; with
+    ``--cfg-options train_dataloader.num_workers=0`` (loading in the main
+    process, the usual smoke test) there are none to keep, and torch's
+    DataLoader would refuse the pair.
+    """
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        settings = cfg.get(loader)
+        if isinstance(settings, dict) and settings.get('num_workers') == 0:
+            settings['persistent_workers'] = False
 
 
 def set_work_dir(cfg: Config, work_dir: Optional[str], config_path: str) -> None:
@@ -319,6 +337,11 @@ def check_class_counts(cfg: Config) -> None:
 def build_runner(cfg: Config) -> Runner:
     """Check what would only fail later (data, schedule, AMP, CPU distribution),
     choose the model wrapper of a distributed run, then build."""
+    misspelt = misspelt_top_level_keys(cfg)
+    if misspelt:
+        raise SetupError('; '.join(f'{key}: nothing reads this key; did you mean {known!r}? '
+                                   '(a variable of your own: give it a name further from '
+                                   f'{known!r})' for key, known in misspelt))
     check_schedule(cfg)
     try:
         check_data_roots(cfg)
@@ -338,4 +361,22 @@ def build_runner(cfg: Config) -> Runner:
             raise SetupError(str(err)) from err
     if cfg.get('launcher', 'none') != 'none':
         choose_model_wrapper(cfg, on_cpu=not _has_accelerator())
-    return RUNNERS.build(cfg) if 'runner_type' in cfg else Runner.from_cfg(cfg)
+    try:
+        return RUNNERS.build(cfg) if 'runner_type' in cfg else Runner.from_cfg(cfg)
+    except TypeError as err:
+        message = unknown_argument_message(cfg, err, scoped_registries(cfg.default_scope))
+        if message is None:
+            raise
+        raise SetupError(message) from err
+
+
+def scoped_registries(scope: str) -> List[Registry]:
+    """The registries a config's types are looked up in, as ``scope`` sees them."""
+    from mmengine import registry
+    found = []
+    for root in (registry.MODELS, registry.DATASETS, registry.TRANSFORMS, registry.HOOKS,
+                 registry.METRICS, registry.OPTIM_WRAPPERS, registry.PARAM_SCHEDULERS,
+                 registry.VISUALIZERS):
+        with root.switch_scope_and_registry(scope) as scoped:
+            found.append(scoped)
+    return found

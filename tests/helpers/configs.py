@@ -1,5 +1,6 @@
 """Config files the tests run, by what they are."""
 import functools
+import re
 
 from mmengine.config import Config
 
@@ -34,3 +35,16 @@ def first_test_images(config, workspace, num_images: int) -> list:
     dataset = DATASETS.build(
         dict(dataset_cfg, indices=num_images, data_root=str(workspace / dataset_cfg.data_root)))
     return [dataset.get_data_info(i)['img_path'] for i in range(num_images)]
+
+
+# The config folders whose README lists earlier names of their configs.
+EARLIER_NAME_FOLDERS = ('dyt', 'cluster_learngene')
+
+
+def earlier_names(folder: str) -> list:
+    """(earlier name, current name, what differs) of each row of the table under
+    ``## Earlier names`` in ``configs/<folder>/README.md``."""
+    text = (REPO / 'configs' / folder / 'README.md').read_text()
+    section = text.split('## Earlier names', 1)[1].split('\n## ', 1)[0]
+    return re.findall(
+        r'^\| \[([^]]+)\]\([^)]+\) \| \[([^]]+)\]\([^)]+\) \| (.+?) \|$', section, flags=re.M)

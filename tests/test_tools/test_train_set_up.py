@@ -1,7 +1,9 @@
-"""``tools/dist_train.sh configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py 8``
-cannot run here (no GPUs, no COCO), so this runs ``tools/train.py`` on that config up to the
-first training step: the same argument parsing and Runner set-up build the full model, the
-optimiser wrapper and the data pipelines, and the pipelines run on one image."""
+"""The design card's ``tools/dist_train.sh configs/dyt/vitdet_coco.py 8`` (the earlier
+name of ``mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py``) cannot run here (no
+GPUs, no COCO). The launcher forms its 8-process command (a stand-in python records it),
+then ``tools/train.py`` runs that command's config and arguments up to the first training
+step: the same argument parsing and Runner set-up build the full model, the optimiser
+wrapper and the data pipelines, and the pipelines run on one image."""
 import json
 import subprocess
 import sys
@@ -53,7 +55,29 @@ runpy.run_path(sys.argv[0], run_name='__main__')
 '''
 
 
-def test_vitdet_coco_builds_through_tools_train(tmp_path):
+def launched_command(tmp_path, *typed):
+    """The arguments ``bash tools/<typed>`` gives python, typed in the repository."""
+    record = tmp_path / 'python.args'
+    python = tmp_path / 'python'
+    python.write_text(f'#!/bin/bash\n[[ "$1" == -c ]] && exit 0\nprintf "%s\\n" "$@" > {record}\n')
+    python.chmod(0o755)
+    subprocess.run(['bash', *typed],
+                   cwd=REPO,
+                   env={
+                       'PATH': PLAIN_PATH,
+                       'PYTHON': str(python)
+                   },
+                   check=True,
+                   timeout=60)
+    return record.read_text().splitlines()
+
+
+def test_the_design_card_command_builds_through_tools_train(tmp_path):
+    launched = launched_command(tmp_path, 'tools/dist_train.sh', 'configs/dyt/vitdet_coco.py', '8')
+    assert launched[:2] == ['-m', 'torch.distributed.run'] and '--nproc_per_node=8' in launched
+    script = next(arg for arg in launched if arg.endswith('/train.py'))
+    assert launched[launched.index(script) +
+                    1:] == ['configs/dyt/vitdet_coco.py', '--launcher', 'pytorch']
     coco = tmp_path / 'data/coco'  # the layout only: the Runner reads no data before training
     for folder in ('train2017', 'val2017', 'annotations'):
         (coco / folder).mkdir(parents=True)
@@ -64,10 +88,10 @@ def test_vitdet_coco_builds_through_tools_train(tmp_path):
     (tmp_path / 'checkpoints').mkdir()
     (tmp_path / 'checkpoints/vit-base-p16_in21k.pth').touch()
     # AMP (the config's AmpOptimWrapper) needs a GPU: on the CPU, as tools/train.py advises.
+    # What each of the 8 processes runs, without the launcher (no process group here).
     args = [
-        REPO / 'tools/train.py',
-        REPO / 'configs/dyt/mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py', '--work-dir',
-        tmp_path / 'work', '--cfg-options', 'optim_wrapper.type=OptimWrapper'
+        REPO / script, REPO / 'configs/dyt/vitdet_coco.py', '--work-dir', tmp_path / 'work',
+        '--cfg-options', 'optim_wrapper.type=OptimWrapper'
     ]
     proc = subprocess.run([sys.executable, '-c', DRIVER, *map(str, args)],
                           cwd=tmp_path,

@@ -48,15 +48,20 @@ def test_detection(data_workspace, tmp_path):
 
 
 def test_segmentation(data_workspace, tmp_path):
+    # Loading in the main process (num_workers=0), the usual smoke test, although
+    # mmseg's data bases keep their workers (persistent_workers=True).
     opts = [
         'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'default_hooks.checkpoint.interval=4',
-        'default_hooks.logger.interval=1'
+        'default_hooks.logger.interval=1', 'train_dataloader.num_workers=0',
+        'val_dataloader.num_workers=0'
     ]
     proc = run_tool(['train.py', FCN_ADE_CFG, '--work-dir', tmp_path, '--cfg-options', *opts],
                     data_workspace)
     assert 'decode.loss_ce' in proc.stdout
-    proc = run_tool(['test.py', FCN_ADE_CFG, tmp_path / 'iter_4.pth', '--work-dir', tmp_path],
-                    data_workspace)
+    proc = run_tool([
+        'test.py', FCN_ADE_CFG, tmp_path / 'iter_4.pth', '--work-dir', tmp_path, '--cfg-options',
+        'test_dataloader.num_workers=0'
+    ], data_workspace)
     metrics = logged_metrics(proc.stdout)
     assert 0 <= metrics['mIoU'] <= 100 and 0 < metrics['aAcc'] <= 100
 

@@ -7,7 +7,7 @@
 # epoch, accuracy/top1 is the last-epoch accuracy, which needs no selection
 # on the test split. For a selection that does not see the test split, train
 # on train800.txt and validate on val200.txt (VTAB-1K's 800/200 split).
-_base_ = ['mmpretrain::_base_/default_runtime.py']
+_base_ = ['../../_base_/runtimes/mmpretrain.py']
 default_hooks = dict(
     logger=dict(type='LoggerHook', interval=10),
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=1, save_best='auto'))
