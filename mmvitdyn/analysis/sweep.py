@@ -44,7 +44,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from mmengine.config import Config, DictAction
 
-from ..utils import check_int, dump_json_atomically
+from ..utils import check_int, dump_json_atomically, remove_orphaned_temporaries
 from ..utils.stored_configs import NotPlainDataError, parse_config_text
 from ..utils.work_dir_lock import LOCK_NAME
 
@@ -604,7 +604,9 @@ def run_cells(cells: Sequence[Cell],
               env: Optional[Dict[str, str]] = None) -> Dict[str, int]:
     """Run ``cells``, ``launcher.max_parallel`` at a time, each in its own
     process group with its output in ``<work_dir>/sweep.log``; record how
-    each ended in ``<work_dir>/sweep_exit.json``.
+    each ended in ``<work_dir>/sweep_exit.json``. A cell's saves that did not
+    finish (the temporary files of a cell stopped while saving) are removed
+    when it ends.
 
     A ``KeyboardInterrupt`` (Ctrl-C, or a SIGTERM the tool turns into one)
     stops the running cells (SIGTERM to their process groups), records
@@ -661,7 +663,10 @@ def run_cells(cells: Sequence[Cell],
                 dump_json_atomically(
                     dict(returncode=code, seconds=round(time.time() - started, 1), argv=argv),
                     osp.join(cell.work_dir, EXIT_RECORD))
-                report('end', cell, f'exit code {code}, {time.time() - started:.0f} s')
+                removed = remove_orphaned_temporaries(cell.work_dir)
+                report(
+                    'end', cell, f'exit code {code}, {time.time() - started:.0f} s' +
+                    ''.join(f'; removed {path.name}, a save it did not finish' for path in removed))
 
     workers = [
         threading.Thread(target=run_queue, args=(slot, ), daemon=True)

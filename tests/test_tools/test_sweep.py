@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -501,3 +502,26 @@ def test_an_interrupt_right_after_the_first_launch_stops_and_records_it(tmp_path
     assert proc.returncode == 130
     assert exit_record(str(tmp_path / 'c0'))['returncode'] == -15
     assert not (tmp_path / 'c1').exists() and not (tmp_path / 'c2').exists()
+
+
+def test_a_cell_killed_while_saving_leaves_no_temporary_file(tmp_path):
+    """A cell killed in the middle of a checkpoint save (here: it creates the
+    save's temporary file, named by host and its own pid, then SIGKILLs itself)
+    leaves no ``.epoch_2.pth.tmp-*``; the temporary file of a process still running
+    (this one) and the cell's other files stay."""
+    from mmvitdyn.analysis.sweep import Cell, Launcher, run_cells
+    host = socket.gethostname()
+    work_dir = tmp_path / 'c0'
+    work_dir.mkdir()
+    alive = work_dir / f'.epoch_1.pth.tmp-{host}-{os.getpid()}'
+    alive.write_text('a save in progress')
+    save = f'touch {work_dir}/epoch_1.pth {work_dir}/.epoch_2.pth.tmp-{host}-$$; kill -9 $$'
+    ended = []
+    codes = run_cells([Cell('c0', 'unused.py', {},
+                            (), {}, str(work_dir))], Launcher(max_parallel=1), lambda cell:
+                      (['sh', '-c', save], {}), lambda event, cell, text: ended.append(text)
+                      if event == 'end' else None)
+    assert codes == {'c0': -9}
+    assert sorted(p.name for p in work_dir.iterdir()) == sorted(
+        [alive.name, 'epoch_1.pth', 'sweep.log', 'sweep_exit.json'])
+    assert 'removed .epoch_2.pth.tmp-' in ended[0]

@@ -14,8 +14,8 @@ decisions themselves must agree with float32's almost everywhere.
 Tolerances, from the unit roundoff u of the dtype (bfloat16 2^-8 = 3.9e-3,
 float16 2^-11): the relative error (Frobenius) of an output to float32 must be
 <= 2.5 u (measured on the CPU over every case: at most 5.1e-3 = 1.3 u, ToMe), packed
-to masked <= u (measured: at most 1.9e-3, DynamicViT, whose two paths rank
-tokens on differently rounded scores; the DyT variants <= 6.1e-4).
+to masked <= u (measured: at most 1.9e-3, DynamicViT, on equal keep decisions: its
+two paths rank tokens on differently rounded scores; the DyT variants <= 6.1e-4).
 
 The two-pass step under AmpOptimWrapper must move every trainable weight as the
 float32 step does on the same masks, to 2.5 u (measured: at most 1.3 u). That needs a
@@ -254,20 +254,65 @@ def test_low_precision_matmuls_match_float32(name, mode, amp, build):
     assert bool(torch.isfinite(out).all())
     assert relative_error(out, forward(model, x, masks=masks)[0]) <= 2.5 * unit_roundoff(dtype)
     if mode == 'eval':
-        low_decisions = assert_packed_equals_masked(model, x, amp, out, low_decisions)
+        low_decisions = assert_packed_equals_masked(
+            model, x, amp, out, low_decisions, masks if isinstance(model, DynamicViT) else None)
     own_decisions = forward(model, x)[2]
     assert float((own_decisions == low_decisions).float().mean()) >= 0.97
 
 
-def assert_packed_equals_masked(model, x, amp, packed, packed_decisions):
-    """The masked path under autocast gives ``packed`` (to u) and its decisions
-    (DynamicViT's packed path drops tokens instead of deciding on them); the model is
-    left on the masked path. Returns the masked path's decisions."""
+def assert_packed_equals_masked(model,
+                                x,
+                                amp,
+                                packed,
+                                packed_decisions,
+                                packed_scores=None,
+                                min_agreement=0.97):
+    """The masked path under autocast gives ``packed`` (to u) and its decisions; the
+    model is left on the masked path. Returns the masked path's decisions.
+
+    DynamicViT's packed path drops tokens instead of deciding on them, and its two paths
+    score the kept tokens with differently rounded arithmetic: a pair of scores within
+    rounding of each other at the keep threshold may swap (one swap among the 35 tokens
+    kept at the last stage on an AMD EPYC's bfloat16: relative difference 3.2e-2). With
+    ``packed_scores`` (the packed run's predictor outputs) the masked path's own decisions
+    must agree with the packed ones on ``min_agreement`` of the tokens, and its outputs,
+    on the packed run's scores, equal ``packed`` to u."""
     masked, _, masked_decisions = forward(set_mode(model, 'masked'), x, amp=amp)
-    if not isinstance(model, DynamicViT):
+    if packed_scores is None:
         assert torch.equal(packed_decisions, masked_decisions)
+    else:
+        packed_decisions = packed_keep_masks(packed_scores, model.stage_counts)
+        agree = (torch.cat([d.flatten() for d in packed_decisions]) != 0) == masked_decisions
+        assert float(agree.float().mean()) >= min_agreement
+        on_the_grid = [
+            scores_on_the_grid(s, d) for s, d in zip(packed_scores, [None] + packed_decisions[:-1])
+        ]
+        masked, _, masked_decisions = forward(model, x, amp=amp, masks=on_the_grid)
     assert relative_error(packed, masked) <= unit_roundoff(amp[1])
     return masked_decisions
+
+
+def packed_keep_masks(scores, counts):
+    """Per stage, the (B, N) keep mask over the patch grid of a packed DynamicViT run
+    whose stage ``s`` predictor scored the (B, M_s, 2) tokens left (kept in grid order)
+    and kept the ``counts[s]`` of highest keep score."""
+    batch, grid = scores[0].shape[:2]
+    positions, masks = torch.arange(grid).expand(batch, grid), []
+    for stage_scores, count in zip(scores, counts):
+        kept = stage_scores[..., 0].topk(count, dim=1).indices.sort(dim=1).values
+        positions = positions.gather(1, kept)
+        masks.append(torch.zeros(batch, grid).scatter_(1, positions, 1.0))
+    return masks
+
+
+def scores_on_the_grid(scores, keep=None):
+    """(B, M, 2) scores of the tokens ``keep`` (B, N) marks (all when None), in grid
+    order, placed on the (B, N, 2) grid; dropped tokens score 0."""
+    if keep is None:
+        return scores
+    full = scores.new_zeros(keep.shape + scores.shape[-1:])
+    full[keep != 0] = scores.flatten(0, 1)
+    return full
 
 
 @pytest.mark.parametrize('amp', AMPS)
@@ -277,7 +322,8 @@ def test_dynamicvit_at_init_packed_equals_masked_under_autocast(amp):
     kept other tokens (relative difference 0.2). In float32 they rank alike."""
     model = set_mode(dynamicvit(scores_spread=False).to(amp[0]), 'packed')
     x = case_inputs('dynamicvit').to(amp[0])
-    assert_packed_equals_masked(model, x, amp, forward(model, x, amp=amp)[0], None)
+    packed, scores, _ = forward(model, x, amp=amp)
+    assert_packed_equals_masked(model, x, amp, packed, None, scores, min_agreement=1.0)
 
 
 @pytest.mark.parametrize('amp', AMPS)
