@@ -14,6 +14,7 @@ backbone saw with the patches that skip each block part shaded red
 and GFLOPs (mmengine's counter; DyT parts counted at the tokens they ran).
 ``DIR/summary.json`` holds the printed figures.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os
 import os.path as osp

@@ -7,11 +7,15 @@ The modules that build on mmpretrain, mmdet or mmseg are registered by name
 and imported, with their library, when a config first uses one
 (:mod:`mmvitdyn.lazy_registry`).
 """
-from . import version_check  # noqa: F401  (first: stops on an unsupported torch/mmcv/mmengine)
-from . import datasets, engine, learngene, models  # noqa: F401
-from .lazy_registry import install_lazy_entries
-from .utils import register_checkpoint_schemes
-from .version import __version__  # noqa: F401
+from .openmp_wait import prefer_passive_wait
+
+prefer_passive_wait()  # before anything imports torch (mmvitdyn/openmp_wait.py)
+
+from . import version_check  # noqa: E402,F401  (stops on an unsupported torch/mmcv/mmengine)
+from . import datasets, engine, learngene, models  # noqa: E402,F401
+from .lazy_registry import install_lazy_entries  # noqa: E402
+from .utils import register_checkpoint_schemes  # noqa: E402
+from .version import __version__  # noqa: E402,F401
 
 install_lazy_entries()
 register_checkpoint_schemes()

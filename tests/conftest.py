@@ -1,5 +1,6 @@
 """Shared fixtures: seeded random state, generated data, and DyT checkpoints trained by
 tools/train.py."""
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import functools
 import logging
 import random

@@ -53,6 +53,7 @@ timing (compilation in the warm-up call).
 images/s, speed-up, FLOPs, ratios) with the settings. Training-step memory
 and time: ``benchmark_train.py``.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os
 import os.path as osp

@@ -29,6 +29,7 @@ FLOP, attention matmuls included) are counted by tracing that same forward
 in fp32, so the DyT count is that of the active tokens. The target: speed-up
 >= 0.85 x FLOP ratio. ``--json OUT`` writes the rows.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 from contextlib import nullcontext
 from typing import Callable, Dict, List, Optional, Tuple

@@ -49,6 +49,7 @@ medians, ratios to the dynamic pass as medians of the per-round ratios;
 through mmengine's ``AmpOptimWrapper`` (its loss scaler), on the CPU
 (bfloat16, no loss scaling needed) through the plain ``OptimWrapper``.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import json
 import os

@@ -22,6 +22,7 @@ Parameters: the whole model's, and for a DyT backbone the paper's "Params (M)"
 figure apart: its adapters and token dispatchers (what DyT trains in the
 frozen ViT), head excluded.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os.path as osp
 from typing import Optional, Tuple

@@ -14,6 +14,7 @@ The model is built as the Runner builds it (:func:`mmvitdyn.apis.init_model`);
 images go through the config's test pipeline (without its annotation
 loading) and the model's data preprocessor, as in evaluation.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os
 import os.path as osp

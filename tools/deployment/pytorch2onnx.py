@@ -21,6 +21,7 @@ gathered across the batch). The model is built as the Runner builds it
 (:func:`mmvitdyn.apis.init_model`); the checkpoint is read by the project's
 weights-only loader (``--trust-checkpoint`` to unpickle one in full).
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os.path as osp
 

@@ -15,6 +15,7 @@ stage by :func:`~mmvitdyn.analysis.timing.timed_region`. Prints the seconds
 of each and the ratio build / inference (median of the per-round ratios);
 with --max-ratio the exit status is 1 when a ratio is above it.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os
 import sys
@@ -23,7 +24,6 @@ from typing import Dict, List
 
 import torch
 
-import mmvitdyn  # noqa: F401
 from mmvitdyn.analysis.timing import (add_timing_options, amp_context, format_table, iqr,
                                       parse_timing_options, run_conditions, run_fields, spread,
                                       time_interleaved, timed_region, write_report)

@@ -17,6 +17,7 @@ two are condensed stage by stage (MAD inside a Swin's windows, on each
 LeViT stage's grid; see ``mmvitdyn.learngene.ancestries``; no explicit
 --ffn-groups).
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os.path as osp
 import random

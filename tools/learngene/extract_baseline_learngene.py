@@ -13,6 +13,7 @@ CHECKPOINT the trained Aux-Net; the learngene is its theta_A and theta_B.
 
 Descendants read the file with ``LearngeneViT(init_mode=METHOD, learngene=FILE)``.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 import os.path as osp
 

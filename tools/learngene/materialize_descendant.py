@@ -8,6 +8,7 @@ independent heads, so the exported model needs no expansion at inference.
 Outputs are unchanged. Load the result with the same config and
 ``--cfg-options model.backbone.ffn_sharing=independent model.backbone.tie_heads=False``.
 """
+import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
 
 from mmengine.config import DictAction
