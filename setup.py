@@ -7,9 +7,10 @@ from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
-# What OpenMMLab's mim (`mim search mmvitdyn`) and mmvitdyn.apis read from an
-# installed package's `.mim/` folder: the model index and the configs it names.
-MIM_FILES = ('model-index.yml', 'configs')
+# What OpenMMLab's mim (`mim search mmvitdyn`, `mim train mmvitdyn CONFIG`) and
+# mmvitdyn.apis read from an installed package's `.mim/` folder: the model
+# index, the configs it names and the tools mim runs.
+MIM_FILES = ('model-index.yml', 'configs', 'tools')
 
 
 def read_requirements(name: str) -> list:
@@ -30,12 +31,34 @@ def copy_mim_files(package_dir: Path) -> None:
             shutil.copyfile(source, target)
 
 
-def write_index_pointer(package_dir: Path) -> None:
-    """Write ``package_dir/model-index.yml``, a model index that imports the
-    source tree's ``model-index.yml`` by its absolute path (JSON is YAML)."""
+# The tools mim runs (`mim train`, `mim test`): an editable install gets a
+# script per tool in `.mim/tools/` that runs the source tree's.
+MIM_TOOLS = ('train.py', 'test.py')
+FORWARDING_TOOL = """\
+# Written by mmvitdyn's setup.py for an editable install: runs {tool}.
+import runpy
+import sys
+
+sys.argv[0] = {tool!r}
+sys.path[0] = {folder!r}
+runpy.run_path({tool!r}, run_name='__main__')
+"""
+
+
+def write_mim_pointers(package_dir: Path) -> None:
+    """Point ``package_dir`` at the source tree: ``model-index.yml``, a model
+    index that imports the source tree's by its absolute path (JSON is
+    YAML), and ``.mim/tools/<tool>`` for each of :data:`MIM_TOOLS`, a script
+    that runs the source tree's tool (a link would not survive the
+    editable wheel)."""
     package_dir.mkdir(parents=True, exist_ok=True)
     index = {'Import': [str((HERE / 'model-index.yml').resolve())]}
     (package_dir / 'model-index.yml').write_text(json.dumps(index) + '\n')
+    tools = package_dir / '.mim' / 'tools'
+    tools.mkdir(parents=True, exist_ok=True)
+    for name in MIM_TOOLS:
+        tool = (HERE / 'tools' / name).resolve()
+        (tools / name).write_text(FORWARDING_TOOL.format(tool=str(tool), folder=str(tool.parent)))
 
 
 class BuildPyWithMim(build_py):
@@ -46,16 +69,16 @@ class BuildPyWithMim(build_py):
     index in ``<location>/mmvitdyn/``, where the location holds the metadata
     it finds first: site-packages, or the source tree when the working
     directory is that tree and holds the ``mmvitdyn.egg-info`` that a
-    ``setup.py develop`` leaves. Both get a pointer to the source tree's
-    index; what a build step writes into ``install_lib`` goes into the
-    editable wheel.
+    ``setup.py develop`` leaves. Both get pointers to the source tree
+    (:func:`write_mim_pointers`); what a build step writes into
+    ``install_lib`` goes into the editable wheel.
     """
 
     def run(self):
         super().run()
         if self.editable_mode:
             for location in (self.get_finalized_command('install').install_lib, HERE):
-                write_index_pointer(Path(location) / 'mmvitdyn')
+                write_mim_pointers(Path(location) / 'mmvitdyn')
         else:
             copy_mim_files(Path(self.build_lib) / 'mmvitdyn')
 

@@ -12,7 +12,7 @@ from .openmp_wait import prefer_passive_wait
 prefer_passive_wait()  # before anything imports torch (mmvitdyn/openmp_wait.py)
 
 from . import version_check  # noqa: E402,F401  (stops on an unsupported torch/mmcv/mmengine)
-from . import datasets, engine, learngene, models  # noqa: E402,F401
+from . import datasets, engine, evaluation, learngene, models  # noqa: E402,F401
 from .lazy_registry import install_lazy_entries  # noqa: E402
 from .utils import register_checkpoint_schemes  # noqa: E402
 from .version import __version__  # noqa: E402,F401

@@ -12,7 +12,7 @@ out of its ``__all__``, so that ``from .layers import *`` imports no library.
 from importlib import import_module
 from typing import Callable, Dict, Optional
 
-from mmengine.registry import DATASETS, MODELS, Registry
+from mmengine.registry import DATASETS, METRICS, MODELS, Registry
 
 LIBRARY_MODULES: Dict[str, Dict[str, Optional[Registry]]] = {
     'mmvitdyn.datasets.segmentation': {
@@ -24,6 +24,9 @@ LIBRARY_MODULES: Dict[str, Dict[str, Optional[Registry]]] = {
     },
     'mmvitdyn.datasets.custom': {
         'FileCheckedCustomDataset': DATASETS
+    },
+    'mmvitdyn.evaluation.coco_metric': {
+        'EmptyAwareCocoMetric': METRICS
     },
     'mmvitdyn.learngene.ancestries.levit': {
         'LeViTAncestry': None,

@@ -253,7 +253,7 @@ def main():
         print(f'  {label}: {note}')
     for name, timed in zip([VIT_LABEL, DYT_LABEL], speed):
         print(f'  {name}: {timed["images_per_s"]["median"]:.0f} img/s on the CPU (batch 128), '
-              f'speed-up {timed["speedup"]["median"]:.2f}x')
+              f'speed-up {timed["speedup"]:.2f}x')
     print(f'  DyT UperNet on the ADE shapes: mIoU {seg["mIoU"]:.1f}, activation rate '
           f'{seg["act_rate"]:.2f}')
     print(f'  learngene and its MAD picture: {learngene}, '

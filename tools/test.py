@@ -48,9 +48,9 @@ def main(argv=None):
             if args.out:
                 add_dump_results(cfg, args.out)
             runner = build_runner(cfg)
+            runner.test()  # its data set's classes are checked once built
         except SetupError as err:
             parser.error(str(err))
-        runner.test()
 
 
 if __name__ == '__main__':

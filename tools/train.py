@@ -81,9 +81,9 @@ def train(parser, args, cfg) -> None:
             cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
         check_pretrained_checkpoints(cfg)
         runner = build_runner(cfg)
+        runner.train()  # its data sets' classes are checked once built
     except SetupError as err:
         parser.error(str(err))
-    runner.train()
 
 
 if __name__ == '__main__':

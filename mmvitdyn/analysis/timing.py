@@ -8,7 +8,8 @@ models of one round share the machine's load. On a CUDA device each timed
 region starts and ends with ``torch.cuda.synchronize``: the time is that of
 the device's work, not of the kernel launches. A figure is reported as the
 median over the rounds with its spread (:func:`spread`); a ratio between two
-models as the median of the per-round ratios.
+models is the ratio of the medians it stands beside (:func:`ratio_of_medians`:
+a speed-up is the ratio of the two images/s shown, never a figure of its own).
 
 A benchmark's result is a list of rows (plain dicts: model, batch size,
 device, dtype, images/s, FLOPs, ratios), written as JSON by
@@ -166,6 +167,12 @@ def spread(values: torch.Tensor) -> Dict[str, float]:
     return dict(median=q[2], q1=q[1], q3=q[3], min=q[0], max=q[4])
 
 
+def ratio_of_medians(numerator: Dict[str, float], denominator: Dict[str, float]) -> float:
+    """The median of one :func:`spread` over that of another: every ratio a benchmark
+    reports, so that it equals the ratio of the medians printed beside it."""
+    return numerator['median'] / denominator['median']
+
+
 def comparison_rows(samples: Dict[str, torch.Tensor],
                     base: str,
                     batch_size: int,
@@ -185,30 +192,32 @@ def comparison_rows(samples: Dict[str, torch.Tensor],
 
     Returns:
         list[dict]: In the order of ``samples``: ``model``, ``batch_size``,
-        ``device``, ``dtype``, ``images_per_s`` and ``speedup`` (:func:`spread`
-        over the rounds; the speed-up of each round is that round's ratio);
-        with ``flops``: ``gflops``, ``flop_ratio`` (``base``'s FLOPs over the
-        model's, the ideal speed-up) and ``speedup_per_flop_ratio`` (median
-        speed-up over it: 1 when the FLOP saving all becomes speed); on the
-        CPU also the ``cpu_*`` figures by process CPU time.
+        ``device``, ``dtype``, ``images_per_s`` (:func:`spread` over the
+        rounds) and ``speedup`` (its median over ``base``'s,
+        :func:`ratio_of_medians`); with ``flops``: ``gflops``, ``flop_ratio``
+        (``base``'s FLOPs over the model's, the ideal speed-up) and
+        ``speedup_per_flop_ratio`` (speed-up over it: 1 when the FLOP saving
+        all becomes speed); on the CPU also the ``cpu_*`` figures by process
+        CPU time.
     """
+    clocks = [('', 0)] + ([('cpu_', 1)] if device.type == 'cpu' else [])
+    speeds = {
+        name: {
+            clock: spread(batch_size / seconds[:, column])
+            for clock, column in clocks
+        }
+        for name, seconds in samples.items()
+    }
     rows = []
-    for name, seconds in samples.items():
-        ratios = samples[base] / seconds
-        row = dict(
-            model=name,
-            **run_fields(batch_size, device, amp),
-            images_per_s=spread(batch_size / seconds[:, 0]),
-            speedup=spread(ratios[:, 0]))
-        if device.type == 'cpu':
-            row.update(
-                cpu_images_per_s=spread(batch_size / seconds[:, 1]),
-                cpu_speedup=spread(ratios[:, 1]))
+    for name, speed in speeds.items():
+        row = dict(model=name, **run_fields(batch_size, device, amp))
+        for clock, _ in clocks:
+            row[f'{clock}images_per_s'] = speed[clock]
+            row[f'{clock}speedup'] = ratio_of_medians(speed[clock], speeds[base][clock])
         if flops is not None:
             row.update(gflops=flops[name] / 1e9, flop_ratio=flops[base] / flops[name])
-            row['speedup_per_flop_ratio'] = row['speedup']['median'] / row['flop_ratio']
-            if device.type == 'cpu':
-                row['cpu_speedup_per_flop_ratio'] = row['cpu_speedup']['median'] / row['flop_ratio']
+            for clock, _ in clocks:
+                row[f'{clock}speedup_per_flop_ratio'] = row[f'{clock}speedup'] / row['flop_ratio']
         rows.append(row)
     return rows
 

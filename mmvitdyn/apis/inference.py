@@ -19,7 +19,7 @@ from mmpretrain.apis import ImageClassificationInferencer
 from mmseg.apis import MMSegInferencer
 from torch import nn
 
-from ..engine.runner_setup import head_class_counts, inner_dataset
+from ..engine.class_counts import head_class_counts, inner_dataset
 from .model import init_model
 
 

@@ -1,12 +1,12 @@
 from .distributed import (CPUDistributedDataParallel, CPUTwoPassDistributedDataParallel,
                           TwoPassDistributedDataParallel, init_cpu_distributed)
-from .hooks import (AtomicCheckpointHook, BestOverEpochsHook, DispatchRateHook, EpochSeedHook,
-                    EViTKeepRateHook, GumbelTemperatureHook)
+from .hooks import (AtomicCheckpointHook, BestOverEpochsHook, ClassCountCheckHook, DispatchRateHook,
+                    EpochSeedHook, EViTKeepRateHook, GumbelTemperatureHook)
 from .optimizers import LayerDecayOptimWrapperConstructor, layer_decay_scale
 
 __all__ = [
-    'AtomicCheckpointHook', 'BestOverEpochsHook', 'CPUDistributedDataParallel',
-    'CPUTwoPassDistributedDataParallel', 'DispatchRateHook', 'EpochSeedHook', 'EViTKeepRateHook',
-    'GumbelTemperatureHook', 'init_cpu_distributed', 'LayerDecayOptimWrapperConstructor',
-    'layer_decay_scale', 'TwoPassDistributedDataParallel'
+    'AtomicCheckpointHook', 'BestOverEpochsHook', 'ClassCountCheckHook',
+    'CPUDistributedDataParallel', 'CPUTwoPassDistributedDataParallel', 'DispatchRateHook',
+    'EpochSeedHook', 'EViTKeepRateHook', 'GumbelTemperatureHook', 'init_cpu_distributed',
+    'LayerDecayOptimWrapperConstructor', 'layer_decay_scale', 'TwoPassDistributedDataParallel'
 ]

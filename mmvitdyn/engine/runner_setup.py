@@ -13,8 +13,11 @@ from mmengine.runner import Runner
 
 from ..datasets import check_data_roots
 from ..utils import WorkDirLock, check_int, is_local_path
+from .class_counts import check_class_counts
 from .config_keys import misspelt_top_level_keys, unknown_argument_message
 from .distributed import default_model_wrapper, init_cpu_distributed
+from .hooks import ClassCountCheckHook
+from .setup_error import SetupError
 
 # How each supported scope switches on drawing predictions and dumping them.
 SCOPES = {
@@ -22,10 +25,6 @@ SCOPES = {
     'mmdet': dict(vis_on=dict(draw=True), vis_dir_key='test_out_dir', dump='DumpDetResults'),
     'mmseg': dict(vis_on=dict(draw=True), vis_dir_key=None, dump='DumpResults'),
 }
-
-
-class SetupError(Exception):
-    """A command-line or config problem the user can fix; tools print it plainly."""
 
 
 def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:
@@ -213,11 +212,42 @@ def check_schedule(cfg: Config) -> None:
                 'warm-up before it)')
 
 
-# Checkpoints the configs name -> the command that makes one ({out}: the path).
+# The pretrained weights the configs name -> (what and where the source file
+# is, the command that makes the configs' file from it; None: the source
+# file loads as it is). {out}: the configs' path.
+DEIT = 'https://dl.fbaipublicfiles.com/deit/'
 KNOWN_CHECKPOINTS = {
-    'vit-base-p16_in21k.pth': ('python tools/model_converters/timm2mmvitdyn.py '
-                               'jx_vit_base_patch16_224_in21k-e5005f0a.pth {out} (the '
-                               'ImageNet-21k ViT-B/16 of the DyT configs)'),
+    'vit-base-p16_in21k.pth':
+    ("the ImageNet-21k ViT-B/16 of the DyT configs: timm's jx_vit_base_patch16_224_in21k-e5005f0a"
+     '.pth (https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-vitjx/'
+     "jx_vit_base_patch16_224_in21k-e5005f0a.pth) or Google's ViT-B_16.npz (https://storage."
+     'googleapis.com/vit_models/imagenet21k/ViT-B_16.npz, the DyT code\'s)',
+     'python tools/model_converters/timm2mmvitdyn.py jx_vit_base_patch16_224_in21k-e5005f0a.pth '
+     '{out}'),
+    'deit_base_patch16_224-b5f2ef4d.pth':
+    (f'the DeiT-B/16 of the DeiT repository ({DEIT}deit_base_patch16_224-b5f2ef4d.pth)', None),
+    'deit_small_patch16_224-cd65a155.pth':
+    (f'the DeiT-S/16 of the DeiT repository ({DEIT}deit_small_patch16_224-cd65a155.pth)', None),
+    'deit_tiny_patch16_224-a1311bcf.pth':
+    (f'the DeiT-Ti/16 of the DeiT repository ({DEIT}deit_tiny_patch16_224-a1311bcf.pth)', None),
+    'deit-base-distilled-p16.pth':
+    (f'the distilled DeiT-B/16 of the DeiT repository '
+     f'({DEIT}deit_base_distilled_patch16_224-df68dfff.pth)',
+     'python tools/model_converters/timm2mmvitdyn.py deit_base_distilled_patch16_224-df68dfff.pth '
+     '{out}'),
+    'mae-vit-base-p16.pth':
+    ('the MAE ViT-B/16 of the MAE repository '
+     '(https://dl.fbaipublicfiles.com/mae/pretrain/mae_pretrain_vit_base.pth)',
+     'python tools/model_converters/timm2mmvitdyn.py mae_pretrain_vit_base.pth {out}'),
+    'dinov2-vit-base-p14.pth':
+    ('the DINOv2 ViT-B/14 of the DINOv2 repository (https://dl.fbaipublicfiles.com/dinov2/'
+     "dinov2_vitb14/dinov2_vitb14_pretrain.pth), or timm's vit_base_patch14_dinov2.lvd142m",
+     'python tools/model_converters/timm2mmvitdyn.py dinov2_vitb14_pretrain.pth {out}'),
+    'clip-vit-base-p16.pth':
+    ("the OpenAI CLIP ViT-B/16 image tower: timm's vit_base_patch16_clip_quickgelu_224.openai, or "
+     "OpenAI's ViT-B-16.pt, a TorchScript archive whose state_dict() is saved with torch.save "
+     'first (configs/_base_/models/vit-families.py)',
+     'python tools/model_converters/timm2mmvitdyn.py clip_vit_b16_state_dict.pth {out}'),
 }
 
 
@@ -245,93 +275,19 @@ def check_pretrained_checkpoints(cfg: Config) -> None:
         SetupError: Naming the field, the file and how to make it.
     """
     for field, checkpoint in pretrained_checkpoints(cfg.get('model')):
-        if is_local_path(checkpoint) and not osp.isfile(checkpoint):
-            example = KNOWN_CHECKPOINTS.get(osp.basename(checkpoint))
-            raise SetupError(
-                f'{field}={checkpoint!r} does not exist (relative to {os.getcwd()}). Convert '
-                'the weights once to that path with tools/model_converters/ (timm2mmvitdyn.py '
-                'for timm .pth and Google .npz files, mmpretrain2mmvitdyn.py, dyt2mmvitdyn.py)' +
-                (f', e.g. {example.format(out=checkpoint)}' if example else '') +
-                f', or set {field} to the file you have')
-
-
-# Where each scope's models keep their class counts (paths under ``model``;
-# a list on the way, e.g. several auxiliary heads, is followed into each).
-CLASS_COUNT_FIELDS = {
-    'mmpretrain': ('head.num_classes', ),
-    'mmdet':
-    ('roi_head.bbox_head.num_classes', 'roi_head.mask_head.num_classes', 'bbox_head.num_classes'),
-    'mmseg': ('decode_head.num_classes', 'auxiliary_head.num_classes'),
-}
-
-
-def config_values(node, path: str, field: str) -> Iterator[Tuple[str, object]]:
-    """(field, value) at the dotted ``path`` under ``node`` (named ``field``),
-    into every element of a list on the way; nothing where a key is absent."""
-    if isinstance(node, (list, tuple)):
-        for index, item in enumerate(node):
-            yield from config_values(item, path, f'{field}[{index}]')
-        return
-    if not path:
-        yield field, node
-        return
-    key, _, rest = path.partition('.')
-    if isinstance(node, dict) and key in node:
-        yield from config_values(node[key], rest, f'{field}.{key}')
-
-
-def head_class_counts(cfg: Config) -> List[Tuple[str, int]]:
-    """(field, num_classes) of every head of ``cfg.model`` that has a class
-    count, where its scope's models keep it (:data:`CLASS_COUNT_FIELDS`)."""
-    return [(field, value) for path in CLASS_COUNT_FIELDS.get(cfg.get('default_scope'), ())
-            for field, value in config_values(cfg.get('model'), path, 'model')
-            if isinstance(value, int)]
-
-
-def inner_dataset(dataset, field: str = 'dataset') -> Tuple[str, object]:
-    """The data set config inside wrappers (``RepeatDataset(dataset=...)``
-    ...) and its field, e.g. ``('dataset.dataset', {...})``."""
-    while isinstance(dataset, dict) and isinstance(dataset.get('dataset'), dict):
-        dataset, field = dataset['dataset'], field + '.dataset'
-    return field, dataset
-
-
-def dataset_class_count(dataset) -> Optional[Tuple[str, int]]:
-    """(field, count) of the classes a data set config declares (its
-    ``num_classes``, or the names in ``metainfo.classes`` / ``classes``),
-    looking through wrappers (``dataset=``); None if it declares none."""
-    field, dataset = inner_dataset(dataset)
-    if not isinstance(dataset, dict):
-        return None
-    if isinstance(dataset.get('num_classes'), int):
-        return f'{field}.num_classes', dataset['num_classes']
-    for key, classes in (('metainfo.classes', (dataset.get('metainfo')
-                                               or {}).get('classes')), ('classes',
-                                                                        dataset.get('classes'))):
-        if isinstance(classes, (list, tuple)):
-            return f'{field}.{key}', len(classes)
-    return None
-
-
-def check_class_counts(cfg: Config) -> None:
-    """Refuse a model head whose class count differs from the classes a
-    dataloader's data set declares (e.g. a COCO config's 80-class head on a
-    data set of 3 classes, which mmdet trains without a word).
-
-    Raises:
-        SetupError: Naming both fields and their values.
-    """
-    heads = head_class_counts(cfg)
-    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        declared = dataset_class_count((cfg.get(loader) or {}).get('dataset'))
-        if declared is None:
+        if not is_local_path(checkpoint) or osp.isfile(checkpoint):
             continue
-        field, count = declared
-        for head, num_classes in heads:
-            if num_classes != count:
-                raise SetupError(f'{head}={num_classes} but {loader}.{field} declares {count} '
-                                 f'classes: set {head}={count} (and every other head\'s '
-                                 'num_classes), or fix the classes')
+        missing = f'{field}={checkpoint!r} does not exist (relative to {os.getcwd()})'
+        source, command = KNOWN_CHECKPOINTS.get(osp.basename(checkpoint), (None, None))
+        if source and not command:
+            raise SetupError(f'{missing}. It is {source}, which loads as it is: download it to '
+                             f'{checkpoint}, or set {field} to the file you have')
+        raise SetupError(
+            f'{missing}. Convert the weights once to that path with tools/model_converters/ '
+            '(timm2mmvitdyn.py for timm .pth and Google .npz files, mmpretrain2mmvitdyn.py, '
+            'dyt2mmvitdyn.py)' +
+            (f', e.g. {command.format(out=checkpoint)} (the source: {source})' if command else '') +
+            f', or set {field} to the file you have')
 
 
 def build_runner(cfg: Config) -> Runner:
@@ -362,12 +318,14 @@ def build_runner(cfg: Config) -> Runner:
     if cfg.get('launcher', 'none') != 'none':
         choose_model_wrapper(cfg, on_cpu=not _has_accelerator())
     try:
-        return RUNNERS.build(cfg) if 'runner_type' in cfg else Runner.from_cfg(cfg)
+        runner = RUNNERS.build(cfg) if 'runner_type' in cfg else Runner.from_cfg(cfg)
     except TypeError as err:
         message = unknown_argument_message(cfg, err, scoped_registries(cfg.default_scope))
         if message is None:
             raise
         raise SetupError(message) from err
+    runner.register_hook(ClassCountCheckHook())
+    return runner
 
 
 def scoped_registries(scope: str) -> List[Registry]:

@@ -80,6 +80,14 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
     logged = logged_test_scalars(tmp_path / 'test')['act_rate']
     assert rows[0]['activation_rate'] == pytest.approx(logged, abs=1e-6)
     assert rows[0]['prediction'].split()[0] in ('building', 'sky', 'tree', 'road', 'grass')
+    # The label map holds the data set's file values (reduce_zero_label: 1..5) of mmseg's
+    # own prediction for the image.
+    from mmseg.apis import inference_model, init_model
+    model = init_model(str(DYT_ADE_CFG), str(dyt_ade_checkpoint), device='cpu')
+    expected = inference_model(model, images[0]).pred_sem_seg.data[0].numpy() + 1
+    written = cv2.imread(rows[0]['label_map'], cv2.IMREAD_UNCHANGED)
+    assert written.dtype == np.uint8 and np.array_equal(written, expected)
+    assert set(np.unique(written)) <= {1, 2, 3, 4, 5} and f'  {rows[0]["label_map"]}' in out
 
     # Without meta.dataset_meta (a converter's output) the classes are named as the
     # trained checkpoint's meta names them (mmseg's inferencer would use Cityscapes').
@@ -87,6 +95,33 @@ def test_segmentation_counts_every_sliding_window_crop(dyt_ade_checkpoint, data_
     _, plain_rows = run_demo(DYT_ADE_CFG, plain, images, data_workspace,
                              tmp_path / 'plain' / 'demo')
     assert plain_rows[0]['prediction'] == rows[0]['prediction']
+
+
+def test_runs_into_one_folder_keep_each_image_s_figures(dyt_digits_checkpoint, data_workspace,
+                                                        tmp_path, monkeypatch, capsys):
+    """A second run into the same --out-dir adds its images to summary.json (a
+    rerun image replaces its row); another model's run there is refused and
+    leaves the summary as it was."""
+    from helpers.tools import load_tool
+    first, second = first_test_images(DYT_DIGITS_CFG, data_workspace, 2)
+    out_dir = tmp_path / 'demo'
+    summary = out_dir / 'summary.json'
+    monkeypatch.chdir(data_workspace)
+    demo = load_tool('../demo/image_demo.py')
+
+    def run(image, checkpoint):
+        demo.main([image, str(DYT_DIGITS_CFG), str(checkpoint), '--out-dir', str(out_dir)])
+
+    for image in (first, second, first):
+        run(image, dyt_digits_checkpoint)
+    rows = json.loads(summary.read_text())['images']
+    assert [row['image'] for row in rows] == [second, first]
+    before = summary.read_bytes()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        run(first, without_meta(dyt_digits_checkpoint, tmp_path / 'plain.pth'))
+    assert stop.value.code == 2 and 'holds the figures of config' in capsys.readouterr().err
+    assert summary.read_bytes() == before
 
 
 def without_meta(checkpoint, out):
@@ -194,3 +229,35 @@ def test_outputs_that_would_collide_or_feed_back_are_refused(tmp_path, capsys, l
         ])
     assert stop.value.code == 2 and refused in capsys.readouterr().err
     assert not out_dir.exists()
+
+
+def test_a_detection_picture_shows_the_best_box_when_none_scores_high(dyt_coco_checkpoint,
+                                                                      data_workspace, tmp_path):
+    """With the box classifier's weights zeroed every box scores 1/4 (3 classes
+    and background), under the 0.3 that the picture draws from: the picture
+    shows the best box alone (it changes inside that box only) and the text
+    says so. mmdet's inferencer draws none."""
+    weights = CheckpointLoader.load_checkpoint(str(dyt_coco_checkpoint), map_location='cpu')
+    for name in ('weight', 'bias'):
+        weights['state_dict'][f'roi_head.bbox_head.fc_cls.{name}'].zero_()
+    torch.save(weights, tmp_path / 'unsure.pth')
+    images = first_test_images(DYT_COCO_CFG, data_workspace, 1)
+    _, rows = run_demo(DYT_COCO_CFG, tmp_path / 'unsure.pth', images, data_workspace,
+                       tmp_path / 'demo')
+    from mmdet.apis import DetInferencer
+    found = DetInferencer(
+        str(DYT_COCO_CFG), str(tmp_path / 'unsure.pth'), device='cpu')(
+            images[0], return_datasamples=True)['predictions'][0].pred_instances
+    assert len(found) > 1 and torch.allclose(found.scores, torch.tensor(0.25))
+    best = int(found.scores.argmax())
+    name = ('circle', 'square', 'triangle')[int(found.labels[best])]
+    assert rows[0]['prediction'] == f'0 objects (score >= 0.3); drawn: the best, {name} 0.25'
+    # more than the JPEG re-encoding of the picture changes
+    changed = np.abs(
+        cv2.imread(rows[0]['pictures'][0]).astype(int) -
+        cv2.imread(images[0]).astype(int)).sum(-1) > 60
+    x0, y0, x1, y1 = found.bboxes[best].round().int().tolist()
+    box = np.zeros_like(changed)
+    box[max(y0 - 2, 0):y1 + 3, max(x0 - 2, 0):x1 + 3] = True  # and the box's line width
+    assert changed[box].mean() > 0.05
+    assert changed[~box].mean() < 0.01  # the label's text may stick out

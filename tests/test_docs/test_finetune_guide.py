@@ -8,8 +8,9 @@ import pytest
 from mmengine.config import Config
 from mmengine.registry import DATASETS, init_default_scope
 
+from helpers.configs import RANDOM_FROZEN
 from helpers.guides import (CLS_CONFIG, DIGIT_CLASSES, EXAMPLES, FINETUNE_GUIDE, IMAGES_PER_CLASS,
-                            SEG_CLASSES, TOOLS_GUIDE, command, fenced_blocks, json_logs,
+                            SEG_CLASSES, TOOLS_GUIDE, VIT_TINY, command, fenced_blocks, json_logs,
                             run_command)
 from helpers.tools import REPO, load_tool, logged_metrics
 from mmvitdyn.datasets import check_data_roots
@@ -37,6 +38,9 @@ def test_the_first_command_names_the_converter(guide_workspace, monkeypatch, cap
         'exist' in error
     converter = command(FINETUNE_GUIDE, 'python tools/model_converters/timm2mmvitdyn.py')
     assert ' '.join(converter) in error
+    shown = next(b for b in fenced_blocks(FINETUNE_GUIDE, '') if 'vit-base-p16_in21k' in b)
+    after_cwd = ' '.join(shown.split('/path/to/cwd).')[1].split())
+    assert after_cwd in ' '.join(error.split())  # the guide shows the error as it is
 
 
 def test_the_ann_file_trap_and_its_fix(guide_workspace, monkeypatch, capsys):
@@ -88,6 +92,20 @@ def test_classification_image_folder(classification_run):
     assert correct == pytest.approx(round(correct), abs=0.01)
     assert 'act_rate' in metrics
     assert (work_dir.parent / 'my-set-preds.pkl').is_file()
+
+
+def test_the_class_count_pitfall_shows_the_error(guide_workspace, monkeypatch, capsys):
+    """The guide's class-count error, as tools/train.py prints it for its
+    ImageFolder config with a 4-class head on the 3 class folders."""
+    monkeypatch.chdir(guide_workspace)
+    with pytest.raises(SystemExit):
+        load_tool('train.py').main([
+            CLS_CONFIG, '--cfg-options', *VIT_TINY, 'model.backbone.init_cfg=None', RANDOM_FROZEN,
+            'model.head.num_classes=4'
+        ])
+    error = ' '.join(capsys.readouterr().err.split())
+    shown = next(b for b in fenced_blocks(FINETUNE_GUIDE, '') if 'num_classes=4' in b)
+    assert ' '.join(shown.split('error: ', 1)[1].split()).rstrip(' .') in error  # after the name
 
 
 def test_classification_list_files_read_the_same_images(guide_workspace, monkeypatch):

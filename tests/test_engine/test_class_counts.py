@@ -1,11 +1,16 @@
 """A model head whose class count differs from the classes the data declare is
 refused before training (mmdet trains an 80-class head on 3 classes without a
 word; a classification head smaller than the labels fails in the loss
-without naming anything)."""
+without naming anything), and so is one that differs from the classes a data
+set reads from its files (3 class folders under a 4-class head trained to
+rc 0)."""
 import pytest
 from mmengine.config import Config
 
-from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_CONFIG_DIR, DYT_DIGITS_CFG
+from helpers.configs import (DYT_ADE_CFG, DYT_COCO_CFG, DYT_CONFIG_DIR, DYT_DIGITS_CFG,
+                             RANDOM_FROZEN, VIT_DIGITS_CFG)
+from helpers.guides import write_classification_set
+from helpers.tools import load_tool
 from mmvitdyn.engine.runner_setup import SetupError, check_class_counts
 
 DTD_CFG = DYT_CONFIG_DIR / 'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py'
@@ -46,3 +51,60 @@ def test_classes_in_a_wrapped_data_set():
     cfg.model.decode_head.num_classes = 6
     with pytest.raises(SetupError, match='train_dataloader.dataset.dataset.metainfo.classes'):
         check_class_counts(cfg)
+
+
+@pytest.fixture(scope='module')
+def three_class_folders(data_workspace, tmp_path_factory):
+    """``train/`` and ``val/``, each with the class folders zero, one, two."""
+    root = tmp_path_factory.mktemp('my_set')
+    write_classification_set(data_workspace / 'data/digits', root)
+    return root
+
+
+def refusal(tool: str, args: list, workspace, monkeypatch, capsys) -> str:
+    """What ``tools/<tool>`` prints to stderr as it stops on ``args``."""
+    monkeypatch.chdir(workspace)
+    with pytest.raises(SystemExit) as stop:
+        load_tool(tool).main([str(a) for a in args])
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    'loader, head', [('train_dataloader', 4), ('val_dataloader', 10)],
+    ids=['train-4-class-head', 'val-of-the-10-digits'])
+def test_class_folders_of_another_number_stop_training_before_its_first_step(
+        loader, head, three_class_folders, data_workspace, tmp_path, monkeypatch, capsys):
+    error = refusal('train.py', [
+        VIT_DIGITS_CFG, '--work-dir', tmp_path, '--cfg-options', f'model.head.num_classes={head}',
+        f'{loader}.dataset.data_root={three_class_folders}'
+    ], data_workspace, monkeypatch, capsys)
+    split = loader.split('_')[0]
+    assert (f'model.head.num_classes={head} but the data set of {loader} (FileCheckedCustomDataset '
+            f"under {three_class_folders / split}) has 3 classes: 'one', 'two', 'zero'; set "
+            'model.head.num_classes=3') in error
+    assert not list(tmp_path.rglob('*.pth')) and not list(tmp_path.rglob('scalars.json'))
+
+
+def test_class_folders_of_another_number_stop_testing(dyt_digits_checkpoint, three_class_folders,
+                                                      data_workspace, monkeypatch, capsys):
+    error = refusal('test.py', [
+        DYT_DIGITS_CFG, dyt_digits_checkpoint, '--cfg-options',
+        f'test_dataloader.dataset.data_root={three_class_folders}', RANDOM_FROZEN
+    ], data_workspace, monkeypatch, capsys)
+    assert (
+        'model.head.num_classes=10 but the data set of test_dataloader '
+        f"(FileCheckedCustomDataset under {three_class_folders / 'val'}) has 3 classes") in error
+
+
+def test_the_data_set_type_s_own_classes_are_counted(data_workspace, tmp_path, monkeypatch, capsys):
+    """Without ``metainfo`` ADE20KDataset reads its files as ADE20K's 150
+    classes: the demo's 5-class UperNet is refused, naming them."""
+    error = refusal('train.py', [
+        DYT_ADE_CFG, '--work-dir', tmp_path, '--cfg-options',
+        'train_dataloader.dataset.metainfo=None', RANDOM_FROZEN
+    ], data_workspace, monkeypatch, capsys)
+    assert ('model.decode_head.num_classes=5 but the data set of train_dataloader '
+            '(FileCheckedADE20KDataset under data/ade_shapes/images/training) has 150 classes: '
+            "'wall', 'building', 'sky', 'floor', 'tree', 'ceiling', 'road', 'bed ', ... (142 more)"
+            ) in error

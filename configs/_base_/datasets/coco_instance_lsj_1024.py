@@ -42,3 +42,7 @@ train_dataloader = dict(
     dataset=dict(type='FileCheckedCocoDataset', pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(type='FileCheckedCocoDataset', pipeline=test_pipeline))
 test_dataloader = val_dataloader
+
+# mmdet's CocoMetric, reporting 0 (and why) when a short run detects nothing.
+val_evaluator = dict(type='EmptyAwareCocoMetric')
+test_evaluator = val_evaluator

@@ -46,5 +46,7 @@ val_dataloader = dict(
         pipeline=test_pipeline))
 test_dataloader = val_dataloader
 
-val_evaluator = dict(ann_file=data_root + 'annotations/instances_val2017.json')
+# mmdet's CocoMetric, reporting 0 (and why) when a short run detects nothing.
+val_evaluator = dict(
+    type='EmptyAwareCocoMetric', ann_file=data_root + 'annotations/instances_val2017.json')
 test_evaluator = val_evaluator

@@ -24,6 +24,11 @@ FAMILY_KEYS = (
     (r'^blocks\.\d+\.ls[12]\.gamma$', 'layer_scale_init_value=<float>'),
 )
 
+LAYOUT_WORDS = {
+    'timm': "keys of timm's ViT, which mmvitdyn's ViT uses as they are",
+    'mmvitdyn': "mmvitdyn's DyT layout",
+}
+
 
 @dataclass
 class LoadReport:
@@ -175,11 +180,18 @@ def load_pretrained(model: nn.Module,
     return report
 
 
+def describe_layout(fmt: str) -> str:
+    """A :func:`detect_format` name as the load log words it. 'timm' names a
+    layout that mmvitdyn's own ViT shares (a checkpoint ``tools/train.py``
+    wrote reads as 'timm'), not where the file came from."""
+    return LAYOUT_WORDS.get(fmt, f'{fmt} layout, converted')
+
+
 def log_report(report: LoadReport, model_name: str) -> None:
     """Log a :class:`LoadReport` through the current ``MMLogger``."""
     logger = MMLogger.get_current_instance()
     logger.info(f'Loaded {len(report.loaded)} tensors into {model_name} from '
-                f'{report.checkpoint} ({report.format} format)')
+                f'{report.checkpoint} ({describe_layout(report.format)})')
     if report.missing_new:
         logger.info(f'Parts {model_name} adds, not in the checkpoint, initialised by it '
                     f'({len(report.missing_new)}): {group_keys(report.missing_new)}')

@@ -303,6 +303,19 @@ def test_prefix_and_runner_checkpoints(tmp_path):
         tiny(init_cfg=dict(type='Pretrained', checkpoint=None))
 
 
+def test_a_runner_checkpoint_of_our_vit_is_logged_as_our_layout(tmp_path, log):
+    """A classifier checkpoint of mmvitdyn's own ViT has timm's keys: the log says
+    the layout is shared, rather than naming the file a timm checkpoint."""
+    state = {f'backbone.{k}': v for k, v in randomize(tiny()).state_dict().items()}
+    torch.save(dict(meta=dict(epoch=1), state_dict=state), tmp_path / 'epoch_1.pth')
+    load_pretrained(tiny(), str(tmp_path / 'epoch_1.pth'), prefix='backbone.')
+    loaded = [r.getMessage() for r in log if r.getMessage().startswith('Loaded ')]
+    assert loaded == [
+        f"Loaded {len(state)} tensors into ViT from {tmp_path / 'epoch_1.pth'} "
+        "(keys of timm's ViT, which mmvitdyn's ViT uses as they are)"
+    ]
+
+
 def test_describe_checkpoint():
     state = tiny_dyt(dispatch='attn_mlp').state_dict()
     assert describe_checkpoint(

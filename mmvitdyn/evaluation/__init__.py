@@ -1,0 +1,7 @@
+"""Evaluation metrics (``EmptyAwareCocoMetric``: imported with mmdet on first
+use)."""
+from ..lazy_registry import lazy_exports
+
+__getattr__ = lazy_exports(__name__)
+
+__all__ = []
