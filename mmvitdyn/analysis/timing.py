@@ -167,6 +167,13 @@ def spread(values: torch.Tensor) -> Dict[str, float]:
     return dict(median=q[2], q1=q[1], q3=q[3], min=q[0], max=q[4])
 
 
+def clock_columns(device: torch.device) -> List[Tuple[str, int]]:
+    """(row-field prefix, column of :func:`time_interleaved`'s samples) of each
+    clock timed on ``device``: the wall clock (``''``, column 0), and on the
+    CPU the process CPU time (``'cpu_'``, column 1)."""
+    return [('', 0)] + ([('cpu_', 1)] if device.type == 'cpu' else [])
+
+
 def ratio_of_medians(numerator: Dict[str, float], denominator: Dict[str, float]) -> float:
     """The median of one :func:`spread` over that of another: every ratio a benchmark
     reports, so that it equals the ratio of the medians printed beside it."""
@@ -200,7 +207,7 @@ def comparison_rows(samples: Dict[str, torch.Tensor],
         all becomes speed); on the CPU also the ``cpu_*`` figures by process
         CPU time.
     """
-    clocks = [('', 0)] + ([('cpu_', 1)] if device.type == 'cpu' else [])
+    clocks = clock_columns(device)
     speeds = {
         name: {
             clock: spread(batch_size / seconds[:, column])

@@ -64,10 +64,10 @@ import torch.distributed as dist
 from benchmark_dense import det_models
 from mmengine.registry import MODEL_WRAPPERS
 
-from mmvitdyn.analysis.timing import (AMP_DTYPES, add_timing_options, amp_context, format_table,
-                                      iqr, parse_timing_options, ratio_of_medians, run_conditions,
-                                      run_fields, spread, time_interleaved, timed_region,
-                                      write_report)
+from mmvitdyn.analysis.timing import (AMP_DTYPES, add_timing_options, amp_context, clock_columns,
+                                      format_table, iqr, parse_timing_options, ratio_of_medians,
+                                      run_conditions, run_fields, spread, time_interleaved,
+                                      timed_region, write_report)
 from mmvitdyn.engine.distributed import default_model_wrapper
 from mmvitdyn.models import DyTViT
 
@@ -490,7 +490,7 @@ def benchmark_batch(args, batch: int) -> List[dict]:
             for name in args.modes if num_ranks(name, args.device, args.model) == 1
         }
         times = time_interleaved(steps, args.runs, args.device)
-    clocks = [('', 0)] + ([('cpu_', 1)] if args.device.type == 'cpu' else [])
+    clocks = clock_columns(args.device)
     base = {clock: spread(times[BASE_MODE][:, column]) for clock, column in clocks} if times else {}
     rows = []
     for name, figures in memory.items():
