@@ -479,20 +479,25 @@ def run_dirs(work_dir: str) -> List[str]:
 
 def run_records(run_dir: str) -> List[dict]:
     """The scalars a run logged, in order: a training run's
-    ``vis_data/scalars.json``, else a test run's ``<timestamp>.json``. A last
-    line without its newline (a process killed while writing it) is no
-    record; any other line that is not a JSON object raises
+    ``vis_data/scalars.json``, else a test run's ``<timestamp>.json`` (which
+    mmengine writes as one line without a newline). A last line without its
+    newline that is not a JSON object is being written, or was cut by a kill:
+    it is no record. Any other line that is not a JSON object raises
     :class:`DamagedRecordError`."""
     name = osp.basename(run_dir)
     for path in (osp.join(run_dir, 'vis_data', 'scalars.json'), osp.join(run_dir, f'{name}.json')):
         if osp.isfile(path):
             with open(path) as f:
-                text = f.read()
-            lines = text.split('\n')[:-1]  # the part after the last newline is being written
-            return [
+                *lines, last = f.read().split('\n')
+            records = [
                 json_record(path, line, f'line {number}') for number, line in enumerate(lines, 1)
                 if line.strip()
             ]
+            try:
+                records.append(json_record(path, last, 'its last line'))
+            except DamagedRecordError:
+                pass
+            return records
     return []
 
 

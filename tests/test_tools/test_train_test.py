@@ -22,12 +22,18 @@ def test_classification(data_workspace, tmp_path):
     ckpt = tmp_path / 'epoch_3.pth'
     assert ckpt.is_file()
     proc = run_tool([
-        'test.py', VIT_DIGITS_CFG, ckpt, '--work-dir', tmp_path, '--out', tmp_path / 'preds.pkl',
-        '--cfg-options', *SMALL_DIGITS
+        'test.py', VIT_DIGITS_CFG, ckpt, '--work-dir', tmp_path / 'test', '--out',
+        tmp_path / 'preds.pkl', '--cfg-options', *SMALL_DIGITS
     ], data_workspace)
     metrics = logged_metrics(proc.stdout)
     assert 0 <= metrics['accuracy/top1'] <= 100
     assert (tmp_path / 'preds.pkl').stat().st_size > 0
+    # The demo's summary: the test run's one JSON line (mmengine writes no newline) is its record.
+    table = run_tool([
+        'collect_results.py', '--work-dirs', f'vit={tmp_path / "test"}', '--metrics',
+        'accuracy/top1', '--format', 'csv'
+    ], data_workspace).stdout
+    assert table.splitlines()[-1] == f'vit,{metrics["accuracy/top1"]:.2f}'
 
 
 def test_detection(data_workspace, tmp_path):
