@@ -7,8 +7,9 @@ dispatch masks, a ``Gather`` of the active rows of the whole batch, the
 block part on those rows only and a ``ScatterND`` back, so the exported
 model computes the active tokens only, as the eager one does.
 """
+import json
 import warnings
-from typing import Optional, Sequence, Tuple, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -56,16 +57,68 @@ def input_size(model: nn.Module) -> Tuple[int, int]:
     return grid[0] * patch, grid[1] * patch
 
 
+def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, object]:
+    """What an image must become before the exported graph reads it: the
+    model's data preprocessor as the ONNX file's ``metadata_props`` name it.
+
+    Args:
+        model (nn.Module): An OpenMMLab model with a ``data_preprocessor``
+            (mmpretrain's, mmdet's or mmseg's).
+        pipeline (Sequence[dict]): The config's test pipeline; a first
+            ``LoadImageFromFile`` (mmcv decodes to BGR) makes the channel
+            order known. Defaults to ().
+
+    Returns:
+        dict: ``input_size`` [H, W]; ``mean`` and ``std`` (3 floats, in the
+        order of the input's channels: the input is (pixel - mean) / std) or
+        None where the model does not normalise; ``channel_order`` 'RGB' or
+        'BGR', or a sentence where the data set decides it; ``classes`` (the
+        checkpoint's class names) when known.
+    """
+    preprocessor = getattr(model, 'data_preprocessor', None)
+    normalised = getattr(preprocessor, '_enable_normalize', False)
+    swapped = any(
+        getattr(preprocessor, flag, False)
+        for flag in ('to_rgb', 'channel_conversion', '_channel_conversion'))
+    loader = pipeline[0].get('type', '') if pipeline else ''
+    if isinstance(loader, str) and loader.endswith('LoadImageFromFile'):
+        channel_order = 'RGB' if swapped else 'BGR'
+    else:
+        channel_order = (f"the data set's order{', reversed' if swapped else ''} "
+                         '(the test pipeline does not load image files)')
+    spec = dict(
+        input_size=list(input_size(model)),
+        mean=preprocessor.mean.flatten().tolist() if normalised else None,
+        std=preprocessor.std.flatten().tolist() if normalised else None,
+        channel_order=channel_order)
+    classes = getattr(model, 'dataset_meta', {}).get('classes')
+    if classes is not None:
+        spec['classes'] = list(classes)
+    return spec
+
+
+def output_names(outputs: Union[torch.Tensor, Sequence[torch.Tensor]], part: str) -> list:
+    """The ONNX names of ``outputs`` of :func:`export_part` (``part``): 'logits'
+    for a model's one tensor (a classifier's class scores before the softmax,
+    a segmentor's per-class maps), 'features' for a backbone's, and
+    'features_<i>' for each of several."""
+    if isinstance(outputs, torch.Tensor):
+        return ['logits' if part == 'model' else 'features']
+    return [f'features_{index}' for index in range(len(outputs))]
+
+
 def export_onnx(module: nn.Module,
                 example: torch.Tensor,
                 path: str,
                 opset: int = DEFAULT_OPSET,
-                verbose: bool = False) -> None:
+                verbose: bool = False,
+                outputs: Optional[Sequence[str]] = None,
+                metadata: Optional[Dict[str, object]] = None) -> None:
     """Export ``module(images)`` to the ONNX file ``path``, the batch axis dynamic.
 
     The image size is that of ``example`` (fixed in the export); the batch
-    size is free (named 'batch'). Weights over 2 GB go to an external data
-    file next to ``path``.
+    size is free (named 'batch'). The input is named 'images'. Weights over
+    2 GB go to an external data file next to ``path``.
 
     Args:
         module (nn.Module): In eval mode; see :func:`export_part`.
@@ -74,6 +127,10 @@ def export_onnx(module: nn.Module,
         path (str): The ``.onnx`` file to write.
         opset (int): ONNX opset. Defaults to :data:`DEFAULT_OPSET`.
         verbose (bool): Print the exporter's progress. Defaults to False.
+        outputs (Sequence[str], optional): The outputs' names, e.g. from
+            :func:`output_names`. Defaults to None (the exporter's).
+        metadata (dict, optional): Stored as the model's ``metadata_props``,
+            each value as JSON (e.g. :func:`preprocessing`). Defaults to None.
     """
     if example.dim() != 4 or example.shape[0] < 2:
         raise ValueError(f'example of shape {tuple(example.shape)}: the example images must be '
@@ -91,7 +148,10 @@ def export_onnx(module: nn.Module,
             }, ),
             opset_version=opset,
             input_names=['images'],
+            output_names=None if outputs is None else list(outputs),
             verbose=verbose)
+    for key, value in (metadata or {}).items():
+        program.model.metadata_props[key] = json.dumps(value)
     program.save(path)
 
 

@@ -1,9 +1,12 @@
 """ONNX export (tools/deployment/pytorch2onnx.py, mmvitdyn.deployment) run by ONNX Runtime:
 the outputs of PyTorch within 1e-4, exported at batch 2 and run at batch 3, on images whose
 dispatchers run every token, none, and some."""
+import json
+
 import onnx
 import pytest
 import torch
+from mmengine.config import Config
 
 from helpers.configs import DYT_ADE_CFG, DYT_DIGITS_CFG
 from helpers.dyt import spread_gates
@@ -151,3 +154,34 @@ def test_export_of_attention_and_layer_dispatch(dispatch, tmp_path):
         assert counts['mlp'][0][:2] == [0, 16] and 0 < counts['mlp'][0][2] < 16, counts
     assert 'NonZero' in graph_ops(path)
     assert_runtime_equals(path, expected, x)
+
+
+def test_tool_names_the_interface_and_stores_the_preprocessing(tmp_path):
+    """The tool on the UperNet config's backbone with the colour swap off: the graph's
+    input is 'images', its outputs 'features_0' and 'features_1' (the two blocks' maps);
+    the file's metadata holds the config's mean and std, the size exported and BGR
+    (mmcv's decoding order, not swapped), as the tool prints them."""
+    options = {
+        'model.backbone.arch.num_layers': 2,
+        'model.backbone.out_indices': (0, 1),
+        'model.backbone.allow_random_frozen': True,
+        'model.data_preprocessor.bgr_to_rgb': False,
+    }
+    model = init_model(load_config(str(DYT_ADE_CFG), options))
+    checkpoint, out = tmp_path / 'dyt.pth', tmp_path / 'backbone.onnx'
+    torch.save({'state_dict': model.state_dict()}, checkpoint)
+    printed = run_tool([
+        'deployment/pytorch2onnx.py', DYT_ADE_CFG, checkpoint, out, '--part', 'backbone',
+        '--img-size', '64', '--cfg-options'
+    ] + [f'{key}={value}' for key, value in options.items()], tmp_path).stdout
+    preprocessor = Config.fromfile(str(DYT_ADE_CFG)).model.data_preprocessor
+    graph = onnx.load(str(out))
+    assert [i.name for i in graph.graph.input] == ['images']
+    assert [o.name for o in graph.graph.output] == ['features_0', 'features_1']
+    meta = {prop.key: json.loads(prop.value) for prop in graph.metadata_props}
+    assert meta['input_size'] == [64, 64] and meta['channel_order'] == 'BGR'
+    assert meta['mean'] == pytest.approx(list(preprocessor.mean))
+    assert meta['std'] == pytest.approx(list(preprocessor.std))
+    assert (f"input 'images': float32 (batch, 3, 64, 64), channels BGR, (pixel - mean) / std "
+            f"with mean {meta['mean']} std {meta['std']}") in printed
+    assert "output 'features_1': float32 (batch, " in printed

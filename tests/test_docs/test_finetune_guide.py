@@ -1,7 +1,11 @@
 """docs/finetune_custom_data.md: its configs are the files of configs/examples/,
 and its commands, run on the generated sets written in the guide's layouts,
 train, test and log what the guide says (see conftest.py for the workspace)."""
+import os
+import pickle
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,6 +96,44 @@ def test_classification_image_folder(classification_run):
     assert correct == pytest.approx(round(correct), abs=0.01)
     assert 'act_rate' in metrics
     assert (work_dir.parent / 'my-set-preds.pkl').is_file()
+
+
+def test_onnx_export_and_runtime_snippet(classification_run, guide_workspace):
+    """The guide's export command as typed (``epoch_2.pth`` for ``epoch_100.pth``,
+    the tiny ViT) prints the interface the guide shows; its ``onnx_predict.py``
+    run as typed through the shell (the glob included) with ONNX Runtime gives
+    each validation image the class and softmax score that tools/test.py
+    dumped for it."""
+    export = [
+        token.replace('epoch_100.pth', 'epoch_2.pth')
+        for token in command(FINETUNE_GUIDE, 'python tools/deployment/pytorch2onnx.py')
+    ]
+    printed = run_command(export, guide_workspace, VIT_TINY).stdout
+    shown = next(b for b in fenced_blocks(FINETUNE_GUIDE, '') if "input 'images'" in b)
+    for line in shown.splitlines():
+        assert line in printed.splitlines()
+    snippet = next(b for b in fenced_blocks(FINETUNE_GUIDE, 'python') if 'onnx_predict.py' in b)
+    (guide_workspace / 'onnx_predict.py').write_text(snippet)
+    typed = ' '.join(command(FINETUNE_GUIDE, 'python onnx_predict.py'))
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ['PATH']])
+    proc = subprocess.run(['bash', '-c', typed],
+                          cwd=guide_workspace,
+                          env={
+                              **os.environ, 'PATH': path
+                          },
+                          capture_output=True,
+                          text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    predicted = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()}
+    assert len(predicted) == IMAGES_PER_CLASS * len(DIGIT_CLASSES)
+    classes = sorted(DIGIT_CLASSES)  # ImageFolder: the folder names, sorted
+    dumped = pickle.loads((guide_workspace / 'work_dirs/my-set-preds.pkl').read_bytes())
+    assert len(dumped) == len(predicted)
+    for sample in dumped:
+        name, score = predicted[sample['img_path']]
+        assert name == classes[int(sample['pred_label'])]
+        assert float(score) == pytest.approx(float(sample['pred_score'].max()), abs=1e-4)
 
 
 def test_the_class_count_pitfall_shows_the_error(guide_workspace, monkeypatch, capsys):

@@ -7,7 +7,11 @@ Exported with torch's ``torch.export``-based ONNX exporter at ONNX opset 20
 (torch 2.14's default; ``--opset`` to change it); the image size is fixed,
 the batch size free. The input is the normalised image batch (B, 3, H, W),
 as the model's data preprocessor hands it to the network (normalisation,
-resizing and padding stay outside the ONNX graph). ``--part model`` (the
+resizing and padding stay outside the ONNX graph): the tool prints the
+input's and outputs' names and the preprocessing (image size, channel
+order, mean and std), and stores them with the class names in the file's
+metadata (``metadata_props``, JSON values) for the code that runs it
+(docs/finetune_custom_data.md runs one with ONNX Runtime). ``--part model`` (the
 default) exports the whole model's tensor forward: a classifier's class
 scores (DyT, AdaptFormer, DyT + ToMe ...); ``--part backbone`` the
 backbone's outputs, e.g. the feature maps a segmentor's UperNet reads:
@@ -29,7 +33,8 @@ import torch
 from mmengine.config import DictAction
 
 from mmvitdyn.apis import init_model
-from mmvitdyn.deployment import DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size
+from mmvitdyn.deployment import (DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size,
+                                 output_names, preprocessing)
 from mmvitdyn.engine.runner_setup import SetupError, load_config
 from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, atomic_target, is_local_path,
                             refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
@@ -81,16 +86,29 @@ def main(argv=None):
         try:
             if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
                 raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
-            model = init_model(load_config(args.config, args.cfg_options), args.checkpoint)
+            cfg = load_config(args.config, args.cfg_options)
+            model = init_model(cfg, args.checkpoint)
         except (SetupError, FileNotFoundError) as err:
             parser.error(str(err))
     size = input_size(model) if args.img_size is None else (args.img_size[0], args.img_size[-1])
     module = export_part(model, args.part)
     example = torch.zeros(2, 3, *size)
+    with torch.no_grad():
+        example_outputs = module(example)
+    names = output_names(example_outputs, args.part)
+    shapes = [example_outputs] if isinstance(example_outputs, torch.Tensor) else example_outputs
+    spec = preprocessing(model,
+                         cfg.get('test_dataloader', {}).get('dataset', {}).get('pipeline', ()))
+    spec['input_size'] = list(size)
     with atomic_target(args.out, inputs) as tmp:
-        export_onnx(module, example, str(tmp), opset=args.opset)
-    print(f'Exported {args.part} of {args.config} ({size[0]}x{size[1]} images, dynamic batch, '
-          f'opset {args.opset}) to {args.out}')
+        export_onnx(module, example, str(tmp), opset=args.opset, outputs=names, metadata=spec)
+    print(f'Exported {args.part} of {args.config} (opset {args.opset}) to {args.out}')
+    print(f"input 'images': float32 (batch, 3, {size[0]}, {size[1]}), channels "
+          f"{spec['channel_order']}, " +
+          (f"(pixel - mean) / std with mean {spec['mean']} std {spec['std']}"
+           if spec['mean'] is not None else 'pixel values (0-255, not normalised)'))
+    for name, output in zip(names, shapes):
+        print(f"output {name!r}: float32 (batch, {', '.join(map(str, output.shape[1:]))})")
 
 
 if __name__ == '__main__':
