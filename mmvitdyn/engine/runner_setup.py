@@ -224,6 +224,14 @@ KNOWN_CHECKPOINTS = {
      'googleapis.com/vit_models/imagenet21k/ViT-B_16.npz, the DyT code\'s)',
      'python tools/model_converters/timm2mmvitdyn.py jx_vit_base_patch16_224_in21k-e5005f0a.pth '
      '{out}'),
+    'vit-tiny-p16_in21k.pth':
+    ("the ImageNet-21k ViT-Ti/16 of the CPU configs (AugReg): timm's "
+     'vit_tiny_patch16_224.augreg_in21k, its pytorch_model.bin (https://huggingface.co/timm/'
+     'vit_tiny_patch16_224.augreg_in21k) saved as vit_tiny_patch16_224.augreg_in21k.bin, or '
+     "Google's Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0.npz (https://storage."
+     'googleapis.com/vit_models/augreg/)',
+     'python tools/model_converters/timm2mmvitdyn.py vit_tiny_patch16_224.augreg_in21k.bin '
+     '{out}'),
     'deit_base_patch16_224-b5f2ef4d.pth':
     (f'the DeiT-B/16 of the DeiT repository ({DEIT}deit_base_patch16_224-b5f2ef4d.pth)', None),
     'deit_small_patch16_224-cd65a155.pth':

@@ -163,14 +163,15 @@ def write_seg_set(ade_shapes: Path, root: Path) -> None:
             Image.fromarray(lookup[values]).save(root / 'ann_dir' / split / label_map.name)
 
 
-def workspace_config(text: str) -> str:
+def workspace_config(text: str, small: bool = True) -> str:
     """A guide config for the workspace: its ``'../...'`` bases made absolute,
-    a ViT-B base of ``SMALL_CONFIGS`` replaced by the small config."""
+    a ViT-B base of ``SMALL_CONFIGS`` replaced by the small config (unless
+    ``small`` is False)."""
 
     def base(match):
         relative = match.group(1)
-        small = SMALL_CONFIGS.get(Path(relative).name)
-        return repr(str(small if small is not None else REPO / 'configs' / relative))
+        small_config = SMALL_CONFIGS.get(Path(relative).name) if small else None
+        return repr(str(small_config if small_config is not None else REPO / 'configs' / relative))
 
     return re.sub(r"'\.\./([^']+\.py)'", base, text)
 

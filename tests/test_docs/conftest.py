@@ -3,6 +3,8 @@ guides' configs, and the classification run that both guides read."""
 from pathlib import Path
 
 import pytest
+import timm
+import torch
 
 from helpers.guides import (CLS_CONFIG, CLS_TRAIN_OPTIONS, CLS_WORK_DIR, EXAMPLES, FINETUNE_GUIDE,
                             VIT_TINY, command, run_command, workspace_config,
@@ -21,6 +23,27 @@ def guide_workspace(data_workspace, tmp_path_factory) -> Path:
     for config in EXAMPLES.glob('*.py'):
         (root / 'configs/examples' / config.name).write_text(workspace_config(config.read_text()))
     return root
+
+
+@pytest.fixture(scope='session')
+def cpu_workspace(guide_workspace, tmp_path_factory):
+    """A working directory for the guide's CPU configs: the user's data sets of
+    ``guide_workspace``, the guides' configs on their own ViT-B bases (which
+    the CPU configs shrink to ViT-Ti/16) and the ViT-Ti/16 file they read,
+    written by the guide's converter command from a random timm ViT-Ti/16
+    saved as the source file the guide names. (root, timm's state dict)."""
+    root = tmp_path_factory.mktemp('cpu')
+    (root / 'data').symlink_to(guide_workspace / 'data')
+    (root / 'configs/examples').mkdir(parents=True)
+    for config in EXAMPLES.glob('*.py'):
+        (root / 'configs/examples' / config.name).write_text(
+            workspace_config(config.read_text(), small=False))
+    source = timm.create_model('vit_tiny_patch16_224', pretrained=False, num_classes=21843)
+    torch.save(source.state_dict(), root / 'vit_tiny_patch16_224.augreg_in21k.bin')
+    run_command(
+        command(FINETUNE_GUIDE,
+                'python tools/model_converters/timm2mmvitdyn.py vit_tiny_patch16_224'), root)
+    return root, source.state_dict()
 
 
 @pytest.fixture(scope='session')

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from mmengine.config import Config
 from mmengine.registry import DATASETS, init_default_scope
 
@@ -26,7 +27,7 @@ VTAB_TEMPLATE = REPO / 'configs/dyt/vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px
 def test_the_guides_show_the_example_configs():
     blocks = fenced_blocks(FINETUNE_GUIDE, 'python') + fenced_blocks(TOOLS_GUIDE, 'python')
     configs = sorted(EXAMPLES.glob('*.py'))
-    assert len(configs) == 4
+    assert len(configs) == 7
     for config in configs:
         assert config.read_text() in blocks, f'{config.name} is not shown as it is'
 
@@ -40,7 +41,8 @@ def test_the_first_command_names_the_converter(guide_workspace, monkeypatch, cap
     error = capsys.readouterr().err
     assert "model.backbone.init_cfg.checkpoint='checkpoints/vit-base-p16_in21k.pth' does not " \
         'exist' in error
-    converter = command(FINETUNE_GUIDE, 'python tools/model_converters/timm2mmvitdyn.py')
+    converter = command(FINETUNE_GUIDE,
+                        'python tools/model_converters/timm2mmvitdyn.py jx_vit_base')
     assert ' '.join(converter) in error
     shown = next(b for b in fenced_blocks(FINETUNE_GUIDE, '') if 'vit-base-p16_in21k' in b)
     after_cwd = ' '.join(shown.split('/path/to/cwd).')[1].split())
@@ -96,6 +98,35 @@ def test_classification_image_folder(classification_run):
     assert correct == pytest.approx(round(correct), abs=0.01)
     assert 'act_rate' in metrics
     assert (work_dir.parent / 'my-set-preds.pkl').is_file()
+
+
+@pytest.mark.parametrize(
+    'config, options', [
+        ('configs/examples/vit-tiny-p16-dyt_d16_1xb32-10e_my-set-224px.py', [
+            'train_cfg.max_epochs=1', 'train_dataloader.batch_size=4',
+            'val_dataloader.batch_size=12'
+        ]),
+        ('configs/examples/mask-rcnn_vitdet-tiny-dyt_d128_1xb2-12e_my-coco-512x512.py',
+         ['train_cfg.max_epochs=1', 'train_cfg.val_interval=1']),
+        ('configs/examples/upernet_vit-tiny-p16-dyt_d64_1xb4-1k_my-seg-256x256.py', [
+            'train_cfg.max_iters=2', 'train_cfg.val_interval=2',
+            'default_hooks.checkpoint.interval=2'
+        ]),
+    ],
+    ids=['classification', 'detection', 'segmentation'])
+def test_the_cpu_configs_train_from_the_converted_vit_tiny(config, options, cpu_workspace):
+    """Each guide's CPU command as typed (the run cut short) on the ViT-Ti/16 file
+    the guide's converter wrote: training starts from it (no random frozen
+    weights) and the frozen ViT-Ti/16 in the last checkpoint is timm's, weight
+    for weight."""
+    root, expected = cpu_workspace
+    run_command(command(FINETUNE_GUIDE, f'python tools/train.py {config}'), root, options)
+    work_dir = root / 'work_dirs' / Path(config).stem
+    last = (work_dir / 'last_checkpoint').read_text().strip()
+    trained = torch.load(last, weights_only=False)['state_dict']
+    for name in ('patch_embed.proj.weight', 'blocks.0.attn.qkv.weight', 'blocks.11.mlp.fc2.weight'):
+        torch.testing.assert_close(trained[f'backbone.{name}'], expected[name], rtol=0, atol=0)
+    assert trained['backbone.blocks.11.mlp.fc2.weight'].shape == (192, 768)
 
 
 def test_onnx_export_and_runtime_snippet(classification_run, guide_workspace):

@@ -17,7 +17,7 @@ NAMED = sorted({
 
 
 def test_every_pretrained_file_of_the_configs_has_a_source():
-    assert len(NAMED) == 8
+    assert len(NAMED) == 9
     assert [name for name in NAMED if name not in KNOWN_CHECKPOINTS] == []
 
 
