@@ -6,6 +6,7 @@ set reads from its files (3 class folders under a 4-class head trained to
 rc 0)."""
 import pytest
 from mmengine.config import Config
+from mmengine.runner import Runner
 
 from helpers.configs import (DYT_ADE_CFG, DYT_COCO_CFG, DYT_CONFIG_DIR, DYT_DIGITS_CFG,
                              RANDOM_FROZEN, VIT_DIGITS_CFG)
@@ -108,3 +109,23 @@ def test_the_data_set_type_s_own_classes_are_counted(data_workspace, tmp_path, m
             '(FileCheckedADE20KDataset under data/ade_shapes/images/training) has 150 classes: '
             "'wall', 'building', 'sky', 'floor', 'tree', 'ceiling', 'road', 'bed ', ... (142 more)"
             ) in error
+
+
+def test_the_hook_in_custom_hooks_stops_a_stock_runner(three_class_folders, data_workspace,
+                                                       tmp_path, monkeypatch):
+    """docs/openmmlab_tools.md: ``dict(type='ClassCountCheckHook')`` in
+    ``custom_hooks`` makes a stock train.py's runner (mmengine's
+    ``Runner.from_cfg``, as mmpretrain's tools/train.py builds it) stop before
+    the first step on 3 class folders under a 4-class head."""
+    monkeypatch.chdir(data_workspace)
+    cfg = Config.fromfile(str(VIT_DIGITS_CFG))
+    cfg.work_dir = str(tmp_path)
+    cfg.model.head.num_classes = 4
+    cfg.train_dataloader.dataset.data_root = str(three_class_folders)
+    cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='ClassCountCheckHook')]
+    runner = Runner.from_cfg(cfg)
+    with pytest.raises(
+            SetupError, match='model.head.num_classes=4 but the data set of '
+            'train_dataloader'):
+        runner.train()
+    assert not list(tmp_path.rglob('*.pth'))
