@@ -4,8 +4,8 @@ from typing import Dict
 import torch
 
 from ..utils import check_number
+from .backbones import DynamicBackbone
 
-DYT_BACKBONE_METHODS = ('complete_mode', 'rate_loss', 'activation_rates', 'dispatch_masks')
 # What the minimum-activation hinge compares with ``token_minimal``: the activation
 # rate of each image in each layer, of each layer over the batch, or each token's mask.
 TOKEN_MINIMAL_PER = ('image_layer', 'layer', 'token')
@@ -15,7 +15,7 @@ class DyTObjectiveMixin:
     """Settings of DyT's extra loss terms and the rate terms themselves.
 
     Put it before the OpenMMLab model class; the model's ``backbone`` must be
-    a DyT backbone.
+    a :class:`~mmvitdyn.models.backbones.DynamicBackbone`.
 
     The minimum-activation hinge is
     ``rate_loss_weight * token_minimal_weight * sum(max(0, token_minimal - rate))``,
@@ -61,10 +61,10 @@ class DyTObjectiveMixin:
                  token_minimal_per: str = 'image_layer',
                  **kwargs):
         super().__init__(*args, **kwargs)
-        missing = [name for name in DYT_BACKBONE_METHODS if not hasattr(self.backbone, name)]
-        if missing:
-            raise TypeError(f'{type(self).__name__} needs a DyT backbone (DyTViT, DyTViTDet); '
-                            f'{type(self.backbone).__name__} has no {", ".join(missing)}')
+        if not isinstance(self.backbone, DynamicBackbone):
+            raise TypeError(f'{type(self).__name__} needs a DyT backbone (DyTViT, DyTViTDet, '
+                            f'or another DynamicBackbone); {type(self.backbone).__name__} is not '
+                            'one')
         self.backbone.attach_objective(type(self).__name__)
         check_number(rate_loss_weight, 'rate_loss_weight', 0)
         check_number(token_minimal, 'token_minimal', 0, 1)
@@ -81,7 +81,9 @@ class DyTObjectiveMixin:
 
     @property
     def dispatching(self) -> bool:
-        return getattr(self.backbone, 'dispatch', None) is not None
+        """Whether the backbone selects tokens (its ``needs_objective()``): then
+        the complete pass, the distillation and the rate terms apply."""
+        return self.backbone.needs_objective()
 
     def min_rate_loss(self) -> torch.Tensor:
         """``sum(max(0, token_minimal - rate))`` of the last forward (see the class docstring)."""

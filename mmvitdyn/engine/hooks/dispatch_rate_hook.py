@@ -5,13 +5,16 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.registry import HOOKS
 
+from ...models.backbones import DynamicBackbone
+
 
 @HOOKS.register_module()
 class DispatchRateHook(Hook):
     """Log the overall and per-layer activation rates of val/test epochs.
 
-    Works with any model whose ``backbone`` has ``activation_rates()``
-    (classifiers, detectors, segmentors). The rates of every backbone
+    Works with any model whose ``backbone`` is a
+    :class:`~mmvitdyn.models.backbones.DynamicBackbone` (classifiers,
+    detectors, segmentors). The rates of every backbone
     forward of the epoch (several per batch under sliding-window
     inference), weighted by its number of images or crops, are averaged and
     logged next to the metrics as ``act_rate`` and ``act_rate/<layer>.<part>``.
@@ -28,7 +31,7 @@ class DispatchRateHook(Hook):
         self._images = 0
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         backbone = getattr(model, 'backbone', None)
-        if backbone is not None and hasattr(backbone, 'activation_rates'):
+        if isinstance(backbone, DynamicBackbone):
             self._handle = backbone.register_forward_hook(self._accumulate)
 
     def _accumulate(self, backbone, args, output) -> None:

@@ -1,4 +1,5 @@
 from .adapter_vit import AdapterViT
+from .dynamic_backbone import DynamicBackbone
 from .dynamicvit import DynamicViT
 from .dyt_vit import DyTViT
 from .dyt_vitdet import DyTViTDet
@@ -6,6 +7,6 @@ from .linear_expansion_vit import LinearExpansionViT, expansion_coefficients
 from .vit import ViT
 
 __all__ = [
-    'AdapterViT', 'DyTViT', 'DyTViTDet', 'DynamicViT', 'LinearExpansionViT', 'ViT',
-    'expansion_coefficients'
+    'AdapterViT', 'DynamicBackbone', 'DyTViT', 'DyTViTDet', 'DynamicViT', 'LinearExpansionViT',
+    'ViT', 'expansion_coefficients'
 ]

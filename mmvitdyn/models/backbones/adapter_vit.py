@@ -8,6 +8,7 @@ from torch import nn
 from ...utils import check_bool, check_int, check_number
 from ..layers import AdapterBlock, is_dyt_param, supplied_head_name
 from ..layers.adapter import ADAPTER_LAYER_NORMS, EXPERT_ADAPTERS, LEARNABLE_SCALE
+from .dynamic_backbone import DynamicBackbone
 from .vit import ViT
 
 ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm', 'mixing')
@@ -47,7 +48,7 @@ def _is_under(name: str, prefix: str) -> bool:
 
 
 @MODELS.register_module()
-class AdapterViT(ViT):
+class AdapterViT(DynamicBackbone, ViT):
     """A ViT tuned by AdaptFormer: frozen pretrained weights, an adapter beside
     every block's MLP (:class:`~mmvitdyn.models.layers.AdapterBlock`).
 
@@ -122,23 +123,6 @@ class AdapterViT(ViT):
                              f'prefixes, e.g. [{unfreeze!r}]')
         return tuple(unfreeze)
 
-    # Who computes the loss terms the backbone's token selection needs (a DyT
-    # model, or a training loop that says so); see attach_objective.
-    objective: Optional[str] = None
-    # The models that add those terms, named when none did.
-    OBJECTIVE_MODELS: Tuple[str, ...] = ()
-
-    def needs_objective(self) -> bool:
-        """Whether training needs loss terms beyond the task loss (a rate loss
-        for learned token selection); AdaptFormer needs none."""
-        return False
-
-    def attach_objective(self, owner: str) -> None:
-        """Declare that ``owner`` (a DyT model such as ``DyTImageClassifier``,
-        or your own training loop) adds the loss terms this backbone's token
-        selection needs; until then a training forward that needs them raises."""
-        self.objective = owner
-
     def _note_frozen_weights(self, state_dict, prefix, *args, **kwargs) -> None:
         """Load-state-dict pre-hook: add to :attr:`filled_frozen` the frozen
         parameters ``state_dict`` holds with their shape (after the resizing
@@ -181,19 +165,12 @@ class AdapterViT(ViT):
             RuntimeError: Training frozen weights that are still random (see
                 :meth:`check_frozen_weights`).
             RuntimeError: Training a backbone that needs an objective (see
-                :meth:`needs_objective`) that no model or loop attached: a
-                stock wrapper would train its token selection with the task
-                loss alone, without a word.
+                :meth:`~DynamicBackbone.check_objective`) that no model or
+                loop attached.
         """
         if self.training:
             self.check_frozen_weights()
-        if self.training and self.objective is None and self.needs_objective():
-            raise RuntimeError(
-                f'{type(self).__name__} is training without the loss terms its token '
-                'selection needs (no model attached them): build it in '
-                f"{' / '.join(self.OBJECTIVE_MODELS)} instead of mmpretrain's, mmseg's or "
-                "mmdet's own model, or, in your own training loop that adds those terms, call "
-                'backbone.attach_objective(<your loop>)')
+        self.check_objective()
         return super().forward(x)
 
     def tuning_blocks(self) -> Iterator[AdapterBlock]:

@@ -92,5 +92,5 @@ def test_a_non_dyt_backbone_is_refused():
         out_indices=(0, 1, 2, 3),
         out_type='featmap')
     init_default_scope(cfg.default_scope)
-    with pytest.raises(TypeError, match='DyTEncoderDecoder needs a DyT backbone.*ViT has no'):
+    with pytest.raises(TypeError, match='DyTEncoderDecoder needs a DyT backbone.*; ViT is not one'):
         MODELS.build(cfg.model)
