@@ -1,6 +1,6 @@
 # TLEG row of the review answer R4 (2) on DTD: the 6-layer descendant of
 # learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_dtd-224px initialised by
-# TLEG's linear expansion, layer l = theta_A + l / 5 theta_B, of the learngene
+# TLEG's linear expansion, layer l = theta_A + l / 6 theta_B (l = 0..5), of the learngene
 # trained in tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py, as on the other data
 # sets.
 _base_ = ['./learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_dtd-224px.py']

@@ -1,6 +1,6 @@
 # TLEG's auxiliary model (Aux-Net) for the DeiT-S-sized TLEG learngene: a ViT
 # of DeiT-S's widths (384, 6 heads of 64, FFN 1536) whose 12 layers are linear
-# expansions theta_A + l / 11 theta_B of two learned blocks
+# expansions theta_A + l / 12 theta_B (l = 0..11) of two learned blocks
 # (LinearExpansionViT), trained on ImageNet-1k. Then its theta_A and theta_B:
 #   python tools/learngene/extract_baseline_learngene.py tleg \
 #       configs/cluster_learngene/tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py \
