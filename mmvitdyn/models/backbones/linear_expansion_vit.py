@@ -4,12 +4,9 @@ Layer l (0-based) of an L-layer Aux-Net computes with::
 
     theta_l = theta_A + c_l * theta_B,   c_l = l / L
 
-as in TLEG's public code (``AlphaXia/TLEG``: the Aux-Net's ``_ilayer`` and
-its descendant loader), so the last layer sits at (L - 1) / L, not at 1.
-
-for every tensor of a block (norms, Q/K/V and their biases, W^O, FFN).
-After training, theta_A and theta_B are the TLEG learngene
-(:class:`mmvitdyn.learngene.TLEGLearngene`).
+for every tensor of a block (norms, Q/K/V and their biases, W^O, FFN), the
+rule of TLEG's public code (docs/backbones.md). After training, theta_A and
+theta_B are the TLEG learngene (:class:`mmvitdyn.learngene.TLEGLearngene`).
 """
 import copy
 from typing import Dict, List
