@@ -17,9 +17,9 @@ from _runner_cli import add_runner_arguments, parse_runner_arguments
 from mmengine.runner import find_latest_checkpoint
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, build_runner, check_pretrained_checkpoints,
-                                          enable_amp, hold_work_dir, load_config, make_resumable,
-                                          set_resume, set_work_dir)
+from mmvitdyn.engine.runner_setup import (SetupError, build_runner, check_learngene_files,
+                                          check_pretrained_checkpoints, enable_amp, hold_work_dir,
+                                          load_config, make_resumable, set_resume, set_work_dir)
 from mmvitdyn.utils import WorkDirLockedError, trusted_checkpoints, trusted_names
 
 
@@ -80,6 +80,7 @@ def train(parser, args, cfg) -> None:
         if args.no_validate:
             cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
         check_pretrained_checkpoints(cfg)
+        check_learngene_files(cfg)
         runner = build_runner(cfg)
         runner.train()  # its data sets' classes are checked once built
     except SetupError as err:

@@ -258,6 +258,53 @@ KNOWN_CHECKPOINTS = {
      'python tools/model_converters/timm2mmvitdyn.py clip_vit_b16_state_dict.pth {out}'),
 }
 
+# The learngene files the configs read -> the config whose header shows the
+# command that writes it (build_learngene.py, extract_baseline_learngene.py).
+LEARNGENE_CONFIGS = 'configs/cluster_learngene/'
+KNOWN_LEARNGENES = {
+    'learngene_deit-b-p16_eps10_in1k.pth': 'deit-b-p16_ancestry_in1k-224px.py',
+    'learngene_deit-s-p16_eps10_in1k.pth': 'deit-s-p16_ancestry_in1k-224px.py',
+    'heuristic-learngene_deit-s-p16_in1k.pth': 'deit-s-p16_ancestry_in1k-224px.py',
+    'auto-learngene_deit-s-p16_in1k.pth': 'deit-s-p16_ancestry_in1k-224px.py',
+    'learngene_deit-ti-p16_eps10_in1k.pth': 'deit-ti-p16_ancestry_in1k-224px.py',
+    'learngene_levit-192_eps10_in1k.pth': 'levit-192_ancestry_in1k-224px.py',
+    'learngene_swin-b-p4-w7_eps10_in1k.pth': 'swin-b-p4-w7_ancestry_in1k-224px.py',
+    'learngene_swin-t-p4-w7_eps10_in1k.pth': 'swin-t-p4-w7_ancestry_in1k-224px.py',
+    'tleg-learngene_vit-s-p16_in1k.pth': 'tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py',
+}
+
+
+def learngene_files(node, field: str = 'model') -> Iterator[Tuple[str, str]]:
+    """(field, file) of every ``learngene='FILE'`` under ``node``."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == 'learngene' and isinstance(value, str):
+                yield f'{field}.{key}', value
+            else:
+                yield from learngene_files(value, f'{field}.{key}')
+    elif isinstance(node, (list, tuple)):
+        for index, value in enumerate(node):
+            yield from learngene_files(value, f'{field}[{index}]')
+
+
+def check_learngene_files(cfg: Config) -> None:
+    """Refuse a local learngene file that does not exist, before training
+    builds the model (where the descendant would raise while being built).
+
+    Raises:
+        SetupError: Naming the field, the file and the command that writes it.
+    """
+    for field, path in learngene_files(cfg.get('model')):
+        if not is_local_path(path) or osp.isfile(path):
+            continue
+        maker = KNOWN_LEARNGENES.get(osp.basename(path))
+        raise SetupError(f'{field}={path!r} does not exist (relative to {os.getcwd()}). ' + (
+            f'It is written by the command at the top of {LEARNGENE_CONFIGS}{maker} (from the '
+            'ancestry\'s checkpoint)' if maker else
+            'Write it with tools/learngene/build_learngene.py (a Cluster-Learngene learngene) '
+            'or tools/learngene/extract_baseline_learngene.py (heuristic, auto, tleg)') +
+                         f', or set {field} to the file you have')
+
 
 def pretrained_checkpoints(node, field: str = 'model') -> Iterator[Tuple[str, str]]:
     """(field, checkpoint) of every ``init_cfg`` of type Pretrained under ``node``."""

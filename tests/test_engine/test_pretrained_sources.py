@@ -6,8 +6,9 @@ import re
 import pytest
 from mmengine.config import Config
 
-from helpers.tools import REPO
-from mmvitdyn.engine.runner_setup import KNOWN_CHECKPOINTS, SetupError, check_pretrained_checkpoints
+from helpers.tools import REPO, load_tool
+from mmvitdyn.engine.runner_setup import (KNOWN_CHECKPOINTS, KNOWN_LEARNGENES, LEARNGENE_CONFIGS,
+                                          SetupError, check_pretrained_checkpoints)
 
 NAMED = sorted({
     name
@@ -39,3 +40,44 @@ def test_a_missing_file_names_its_source(config, expected, tmp_path, monkeypatch
     with pytest.raises(SetupError) as error:
         check_pretrained_checkpoints(cfg)
     assert expected in str(error.value)
+
+
+LEARNGENES = sorted({
+    name
+    for config in (REPO / 'configs').rglob('*.py')
+    for name in re.findall(r"learngene='checkpoints/([^']+)'", config.read_text())
+})
+DIGITS_LEARNGENE_CFG = ('configs/cluster_learngene/'
+                        'learngene-vit-mini-p4-h3_vit-mini-eps1_1xb32-10e_digits-32px.py')
+
+
+def test_every_learngene_file_of_the_configs_names_the_config_that_writes_it():
+    """The config KNOWN_LEARNGENES names shows, in its header, a command whose
+    ``--out`` is the file."""
+    assert len(LEARNGENES) == 9 and sorted(KNOWN_LEARNGENES) == LEARNGENES
+    for name, maker in KNOWN_LEARNGENES.items():
+        header = (REPO / LEARNGENE_CONFIGS / maker).read_text()
+        assert f'#       --out checkpoints/{name}\n' in header, (name, maker)
+
+
+@pytest.mark.parametrize(
+    'learngene, expected', [
+        ('checkpoints/learngene_deit-s-p16_eps10_in1k.pth',
+         "model.backbone.learngene='checkpoints/learngene_deit-s-p16_eps10_in1k.pth' does not "
+         'exist (relative to {cwd}). It is written by the command at the top of '
+         'configs/cluster_learngene/deit-s-p16_ancestry_in1k-224px.py'),
+        ('work_dirs/learngenes/mine.pth',
+         "model.backbone.learngene='work_dirs/learngenes/mine.pth' does not exist (relative to "
+         '{cwd}). Write it with tools/learngene/build_learngene.py'),
+    ],
+    ids=['known', 'own'])
+def test_train_refuses_a_missing_learngene_naming_its_maker(learngene, expected, data_workspace,
+                                                            tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(data_workspace)
+    with pytest.raises(SystemExit):
+        load_tool('train.py').main([
+            str(REPO / DIGITS_LEARNGENE_CFG), '--work-dir',
+            str(tmp_path), '--cfg-options', f'model.backbone.learngene={learngene}'
+        ])
+    assert expected.format(cwd=data_workspace) in ' '.join(capsys.readouterr().err.split())
+    assert not list(tmp_path.rglob('*.pth'))
