@@ -28,11 +28,11 @@ from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, Condens
 from .artefacts import (BlockLearngene, FFNGroup, Learngene, LearngeneLayer, LeViTLearngene,
                         SwinLearngene, TLEGLearngene, block_sources, learngene_blocks)
 from .attention_distance import attention_distance, patch_attention, patch_distances
-from .builder import build_learngene, condense, mean_attention_distance, record_attention_distance
+from .builder import build_learngene, condense, record_attention_distance
 from .descendants import INIT_MODES, DyTLearngeneViT, LearngeneViT
 from .ffn_grouping import explicit_groups, group_ffns
-from .head_clustering import (HeadCluster, cluster_heads, dbscan_clusters, dbscan_labels,
-                              kmeans_clusters, make_cluster, priority_order)
+from .head_clustering import (HeadCluster, cluster_heads, dbscan_labels, kmeans_clusters,
+                              make_cluster, priority_order)
 from .inheritance import (FFN_SHARING, HEAD_SCHEDULES, LINEAR_HEAD_SCHEDULES, DescendantPlan,
                           FFNRun, copy_into, ffn_runs, head_assignment, heads_from_omega,
                           heads_per_layer, inherit_attention, layer_sources, plan_descendant,
@@ -47,10 +47,9 @@ __all__ = [
     'HeadCluster', 'INIT_MODES', 'LINEAR_HEAD_SCHEDULES', 'LeViTLearngene', 'Learngene',
     'LearngeneLayer', 'LearngeneViT', 'LinearExpansionViT', 'SwinLearngene', 'TLEGLearngene',
     'ViTAncestry', 'ancestry_for', 'attention_distance', 'block_sources', 'build_learngene',
-    'cluster_heads', 'condense', 'copy_into', 'dbscan_clusters', 'dbscan_labels',
-    'expansion_coefficients', 'explicit_groups', 'ffn_runs', 'group_ffns', 'head_assignment',
-    'heads_from_omega', 'heads_per_layer', 'inherit_attention', 'kmeans_clusters', 'layer_sources',
-    'learngene_blocks', 'make_cluster', 'mean_attention_distance', 'patch_attention',
-    'patch_distances', 'plan_descendant', 'plan_whole_layers', 'plot_mad', 'priority_order',
-    'record_attention_distance'
+    'cluster_heads', 'condense', 'copy_into', 'dbscan_labels', 'expansion_coefficients',
+    'explicit_groups', 'ffn_runs', 'group_ffns', 'head_assignment', 'heads_from_omega',
+    'heads_per_layer', 'inherit_attention', 'kmeans_clusters', 'layer_sources', 'learngene_blocks',
+    'make_cluster', 'patch_attention', 'patch_distances', 'plan_descendant', 'plan_whole_layers',
+    'plot_mad', 'priority_order', 'record_attention_distance'
 ]

@@ -32,13 +32,6 @@ def record_attention_distance(backbone: nn.Module, batches: Iterable[torch.Tenso
     return recorder
 
 
-def mean_attention_distance(backbone: nn.Module,
-                            batches) -> Union[torch.Tensor, List[torch.Tensor]]:
-    """MAD (num_layers, num_heads) of ``backbone`` averaged over ``batches``
-    (one table per stage for a Swin; see :func:`record_attention_distance`)."""
-    return record_attention_distance(backbone, batches).mean()
-
-
 def condense(backbone: nn.Module,
              mad: Union[torch.Tensor, List[torch.Tensor]],
              num_images: int,

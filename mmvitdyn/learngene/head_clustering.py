@@ -90,27 +90,6 @@ def dbscan_labels(mad: np.ndarray, eps: float = 10., min_samples: int = 1) -> np
     return labels.reshape(layers, heads)
 
 
-def dbscan_clusters(mad_row: Sequence[float],
-                    eps: float = 10.,
-                    min_samples: int = 1) -> List[HeadCluster]:
-    """Cluster one layer's heads with DBSCAN on their MAD values.
-
-    Two heads are neighbours when their MADs differ by at most ``eps``
-    pixels; clusters chain through neighbours. With ``min_samples`` > 1,
-    heads without enough neighbours are noise and belong to no cluster.
-
-    Args:
-        mad_row (Sequence[float]): MAD of each head of the layer.
-        eps (float): Neighbourhood radius in pixels, > 0. Defaults to 10.
-        min_samples (int): DBSCAN's min_samples (the paper's MinHds), >= 1.
-
-    Returns:
-        list[HeadCluster]: In priority order (may be empty if all are noise).
-    """
-    row = np.asarray(mad_row, dtype=np.float64)
-    return _clusters_from_labels(dbscan_labels(row[None], eps, min_samples)[0], row)
-
-
 def kmeans_clusters(mad_row: Sequence[float], k: int, seed: int = 0) -> List[HeadCluster]:
     """Cluster one layer's heads into ``k`` groups with k-means on their MAD.
 

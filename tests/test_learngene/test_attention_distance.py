@@ -5,8 +5,8 @@ import torch
 
 from helpers.learngene import make_ancestry
 from helpers.models import images
-from mmvitdyn.learngene import (AttentionDistanceRecorder, attention_distance,
-                                mean_attention_distance, patch_distances)
+from mmvitdyn.learngene import (AttentionDistanceRecorder, attention_distance, patch_distances,
+                                record_attention_distance)
 
 
 def brute_force_mad(model, x):
@@ -39,7 +39,7 @@ def test_matches_brute_force_double_loop():
     model = make_ancestry(img_size=24, patch_size=8)  # 3x3 patches
     x = images(3, 24)
     expected = brute_force_mad(model, x)
-    mad = mean_attention_distance(model, [x[:2], x[2:]])
+    mad = record_attention_distance(model, [x[:2], x[2:]]).mean()
     assert mad.shape == (3, 4)
     torch.testing.assert_close(mad, expected, rtol=1e-5, atol=1e-4)
     # Heads really differ, so the comparison is not between constants.
@@ -111,8 +111,8 @@ def test_recorder_averages_over_images_and_removes_hooks():
 
 def test_other_input_size_uses_its_own_grid():
     model = make_ancestry()
-    mad_32 = mean_attention_distance(model, [images(2, 32)])
-    mad_64 = mean_attention_distance(model, [images(2, 64)])
+    mad_32 = record_attention_distance(model, [images(2, 32)]).mean()
+    mad_64 = record_attention_distance(model, [images(2, 64)]).mean()
     # Four times the patches: the far ones are farther away.
     assert (mad_64.mean() > mad_32.mean() * 1.5)
 

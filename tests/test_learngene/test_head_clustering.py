@@ -2,12 +2,17 @@ import numpy as np
 import pytest
 import torch
 
-from mmvitdyn.learngene import (HeadCluster, cluster_heads, dbscan_clusters, dbscan_labels,
-                                kmeans_clusters, make_cluster, priority_order)
+from mmvitdyn.learngene import (HeadCluster, cluster_heads, dbscan_labels, kmeans_clusters,
+                                make_cluster, priority_order)
 
 
 def members(clusters):
     return [c.members for c in clusters]
+
+
+def dbscan_clusters(mad_row, **kwargs):
+    """The DBSCAN clusters of one layer of MADs ``mad_row``."""
+    return cluster_heads(torch.tensor([mad_row], dtype=torch.float64), **kwargs)[0]
 
 
 def test_dbscan_chains_neighbours_within_eps():
@@ -78,8 +83,6 @@ def test_layer_of_only_noise_cannot_form_centroids():
 def test_eps_must_be_positive(eps):
     with pytest.raises(ValueError, match='eps=.* must be > 0'):
         cluster_heads(torch.zeros(2, 3), eps=eps)
-    with pytest.raises(ValueError, match='eps'):
-        dbscan_clusters([1., 2.], eps=eps)
 
 
 def test_min_samples_must_be_positive_int():

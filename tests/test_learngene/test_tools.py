@@ -15,7 +15,7 @@ from helpers.configs import VIT_DIGITS_CFG
 from helpers.learngene import make_ancestry, write_learngene
 from helpers.models import TINY_ARCH
 from helpers.tools import REPO, load_tool
-from mmvitdyn.learngene import Learngene, mean_attention_distance
+from mmvitdyn.learngene import Learngene, record_attention_distance
 
 
 @pytest.mark.parametrize('extra,message', [
@@ -98,7 +98,7 @@ def test_image_folder_is_normalised_as_in_training(data_workspace, tmp_path):
     pixels = torch.stack([
         torch.from_numpy(np.array(Image.open(p).convert('RGB'))).permute(2, 0, 1) for p in paths
     ]).float()
-    expected = mean_attention_distance(model.backbone, [(pixels - 77.97) / 82.51])
+    expected = record_attention_distance(model.backbone, [(pixels - 77.97) / 82.51]).mean()
     torch.testing.assert_close(Learngene.load(str(out)).mad, expected)
     assert (tmp_path / 'lg_mad.png').is_file()
 
