@@ -10,9 +10,11 @@ lists, tuples, sets, dicts, ``dict(key=value)`` and ``dict({...})``;
 nothing is evaluated), written out again by :func:`config_text` without the
 keys that make mmengine read or import other files (``_base_``,
 ``custom_imports``) and never holding ``{{``, which opens the placeholders
-mmengine rewrites in the text before running it. A
-text that is not plain data is removed from the checkpoint with a warning
-that names the file and the field.
+mmengine rewrites in the text before running it. A registry scope is a
+module name to mmengine (``type='pkg.Name'``, ``_scope_``,
+``default_scope``: it imports ``pkg.registry``), so only the scopes of
+:data:`KNOWN_SCOPES` are kept. A text that is not plain data is removed
+from the checkpoint with a warning that names the file and the field.
 """
 import ast
 import math
@@ -31,6 +33,10 @@ LOADING_KEYS = ('_base_', 'custom_imports')
 #: What opens the placeholders mmengine substitutes in a config's text
 #: (``{{ $ENV:default }}``, ``{{ fileDirname }}``, ``{{ _base_.key }}``).
 SUBSTITUTED = '{{'
+#: The registry scopes a stored config may name: mmengine imports
+#: ``<scope>.registry`` for a ``type='<scope>.Name'``, a ``_scope_`` or a
+#: ``default_scope``, so any other would import a module the file chose.
+KNOWN_SCOPES = ('mmengine', 'mmcv', 'mmpretrain', 'mmdet', 'mmseg', 'mmaction', 'mmvitdyn')
 
 
 class NotPlainDataError(ValueError):
@@ -104,6 +110,32 @@ def parse_config_text(text: str, names: Optional[Sequence[str]] = None) -> Dict[
     return config
 
 
+def check_scopes(value: Any, where: str = '') -> None:
+    """Refuse a registry scope outside :data:`KNOWN_SCOPES` anywhere in
+    ``value``: the prefix of a dotted ``type``, a ``_scope_``, a
+    ``default_scope``.
+
+    Raises:
+        NotPlainDataError: Naming the key path and the scope.
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f'{where}.{key}' if where else str(key)
+            scope = None
+            if key == 'type' and isinstance(item, str) and '.' in item:
+                scope = item.split('.')[0]
+            elif key in ('_scope_', 'default_scope') and isinstance(item, str):
+                scope = item
+            if scope is not None and scope not in KNOWN_SCOPES:
+                raise NotPlainDataError(
+                    f'{path}={item!r} names the registry scope {scope!r}, which mmengine '
+                    f'would import as a module (known scopes: {", ".join(KNOWN_SCOPES)})')
+            check_scopes(item, path)
+    elif isinstance(value, (list, tuple, set)):
+        for index, item in enumerate(value):
+            check_scopes(item, f'{where}[{index}]')
+
+
 def config_text(config: Dict[str, Any]) -> str:
     """Python text that assigns ``config``'s plain values, less :data:`LOADING_KEYS`.
 
@@ -139,7 +171,9 @@ def keep_stored_configs_as_data(checkpoint: Any, name: str) -> Any:
         try:
             if not isinstance(stored, str):
                 raise NotPlainDataError(f'a {type(stored).__name__}, not text')
-            owner[field[-1]] = config_text(parse_config_text(stored))
+            config = parse_config_text(stored)
+            check_scopes(config)
+            owner[field[-1]] = config_text(config)
         except NotPlainDataError as err:
             del owner[field[-1]]
             print_log(

@@ -6,7 +6,8 @@ from mmengine.config import Config
 from helpers.configs import DYT_ADE_CFG, DYT_COCO_CFG, DYT_DIGITS_CFG, VIT_DIGITS_CFG
 from helpers.tools import REPO, run_tool
 from mmvitdyn.utils import TRUST_ENV, load_checkpoint_file
-from mmvitdyn.utils.stored_configs import NotPlainDataError, config_text, parse_config_text
+from mmvitdyn.utils.stored_configs import (NotPlainDataError, check_scopes, config_text,
+                                           parse_config_text)
 
 FIELDS = [('meta', 'config'), ('meta', 'cfg'), ('message_hub', 'runtime_info', 'cfg')]
 
@@ -154,3 +155,31 @@ def test_plain_data_that_mmengine_would_not_keep_plain_is_left_out(tmp_path, cas
     assert 'config' not in loaded['meta']
     assert problem in '\n'.join(record.getMessage() for record in log)
     assert not created.exists()
+
+
+@pytest.mark.parametrize('text, named', [
+    ("model = dict(type='rtscope.Foo')\n", "model.type='rtscope.Foo'"),
+    ("default_scope = 'rtscope'\n", "default_scope='rtscope'"),
+    ("model = dict(layers=[dict(type='X', _scope_='rtscope')])\n",
+     "model.layers[0]._scope_='rtscope'"),
+])
+def test_a_scope_mmengine_would_import_is_left_out(text, named, tmp_path, log, monkeypatch):
+    """mmengine imports ``<scope>.registry`` for a dotted type, a ``_scope_`` or a
+    ``default_scope``: a module beside the checkpoint (on ``sys.path``) would run
+    when an inferencer builds the model from the weights alone (mmdet's
+    DetInferencer(model=None, weights=...))."""
+    package = tmp_path / 'rtscope'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    created = tmp_path / 'created'
+    (package /
+     'registry.py').write_text(f'import pathlib\npathlib.Path({str(created)!r}).touch()\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch.save(storing(('meta', 'cfg'), text), tmp_path / 'ckpt.pth')
+    from mmdet.apis import DetInferencer
+    with pytest.raises(ValueError, match='Cannot find the config in the checkpoint'):
+        DetInferencer(model=None, weights=str(tmp_path / 'ckpt.pth'), device='cpu')
+    assert not created.exists()
+    assert f'{named} names the registry scope' in '\n'.join(r.getMessage() for r in log)
+    check_scopes(
+        parse_config_text("model = dict(type='mmdet.MaskRCNN')\ndefault_scope = 'mmdet'\n"))
