@@ -104,6 +104,22 @@ def test_a_crafted_checkpoint_is_refused_and_runs_nothing(tmp_path, zip_format):
     assert created.exists()  # the opt-in unpickles in full: the check above could fail
 
 
+class CallsSystem:
+
+    def __reduce__(self):
+        return os.system, ('true', )
+
+
+def test_a_refused_function_is_named(tmp_path):
+    """torch's refusal of a function whose module it blocks (os.system, whose
+    module is posix) names it, as the README promises, on torch 2.14 too (its
+    message has no 'WeightsUnpickler error:' line)."""
+    torch.save({'state_dict': {'w': torch.ones(2)}, 'x': CallsSystem()}, tmp_path / 'x.pth')
+    with pytest.raises(
+            UnsafeCheckpointError, match=f'is refused: .*GLOBAL {os.system.__module__}.system'):
+        load_checkpoint_file(tmp_path / 'x.pth')
+
+
 class StateOf:
     """Pickles as ``func(*args)`` followed by BUILD with ``state``."""
 
