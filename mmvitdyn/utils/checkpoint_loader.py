@@ -277,11 +277,12 @@ def _opt_in(name: str) -> str:
 
 def _torch_refusal(shown: str, name: str, err: Exception) -> UnsafeCheckpointError:
     """Our error for one of torch's weights-only refusals, with the opt-in for ``name``."""
-    # torch <= 2.13 gives 'WeightsUnpickler error: <why>', 2.14 a line naming the GLOBAL.
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()] or [repr(err)]
-    reason = next((line.split('WeightsUnpickler error:')[-1].strip()
-                   for line in lines if 'WeightsUnpickler error:' in line or 'GLOBAL ' in line),
-                  lines[0])
+    # 'WeightsUnpickler error: <why>', or (torch 2.14, blocked modules) a line naming the GLOBAL.
+    text = str(err)
+    found = (
+        re.search(r'WeightsUnpickler error:\s*([^\n]+)', text)
+        or re.search(r'^([^\n]*GLOBAL [^\n]+)', text, flags=re.M))
+    reason = found.group(1) if found else (text.splitlines() or [repr(err)])[0]
     return UnsafeCheckpointError(
         f'checkpoint {shown} is refused: {reason.rstrip(".")}. A weights-only load allows '
         'tensors, plain containers and what an mmengine Runner checkpoint holds (history '

@@ -291,8 +291,34 @@ def iter_tensors(obj: Any, path: str = '') -> Iterator[Tuple[str, torch.Tensor]]
         pending.extend((f'{prefix}{key}', item) for key, item in items)
 
 
-def _shares_memory(tensor: torch.Tensor) -> bool:
-    """Whether two elements of a strided ``tensor`` lie at one storage offset."""
+# Elements whose storage offsets one step of the overlap check computes.
+OFFSET_CHUNK = 1 << 20
+# Elements the overlap checks of one checkpoint may compute, per byte of its
+# tensors' storages (a view's elements are at most its storage's).
+OFFSETS_PER_STORAGE_BYTE = 4
+
+
+def _element_offsets(tensor: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """Storage offsets (int64) of ``tensor``'s flat elements ``start`` to ``stop``."""
+    index = torch.arange(start, stop)
+    offsets = torch.full_like(index, tensor.storage_offset())
+    for size, stride in reversed(list(zip(tensor.shape, tensor.stride()))):
+        offsets += index % size * stride
+        index = index.div(size, rounding_mode='floor')
+    return offsets
+
+
+def _shares_memory(tensor: torch.Tensor, budget: List[int]) -> bool:
+    """Whether two elements of a strided ``tensor`` lie at one storage offset.
+
+    Strides where each dimension steps over all the ones below it need no
+    work; others compute the elements' offsets, ``OFFSET_CHUNK`` at a time,
+    marked in a bitmap of the span they cover, and draw the elements from
+    ``budget[0]``.
+
+    Raises:
+        CheckpointValueError: The check would exceed ``budget[0]``.
+    """
     spans = sorted(
         (stride, size) for size, stride in zip(tensor.shape, tensor.stride()) if size > 1)
     reach = 1
@@ -302,36 +328,79 @@ def _shares_memory(tensor: torch.Tensor) -> bool:
         reach = stride * size
     else:
         return False  # each dimension steps over all the ones below it: no overlap
-    held = tensor.untyped_storage().nbytes() // tensor.element_size()
-    if tensor.numel() > held:
+    numel = tensor.numel()
+    if numel > tensor.untyped_storage().nbytes() // tensor.element_size():
         return True  # more elements than the storage holds
-    offsets = torch.arange(held).as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
-    return offsets.unique().numel() < tensor.numel()
+    budget[0] -= numel
+    if budget[0] < 0:
+        raise CheckpointValueError(
+            f'views whose strides interleave (shape {tuple(tensor.shape)}, strides '
+            f'{tensor.stride()}) that would take more than {OFFSETS_PER_STORAGE_BYTE} element '
+            "offsets per byte of the checkpoint's storages to check")
+    if numel <= OFFSET_CHUNK:
+        return _element_offsets(tensor, 0, numel).unique().numel() < numel
+    span = 1 + sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
+    taken = torch.zeros(span, dtype=torch.bool)
+    for start in range(0, numel, OFFSET_CHUNK):
+        offsets = _element_offsets(tensor, start, min(start + OFFSET_CHUNK, numel))
+        offsets -= tensor.storage_offset()
+        if taken[offsets].any() or offsets.unique().numel() < offsets.numel():
+            return True
+        taken[offsets] = True
+    return False
 
 
-def tensor_data_problem(tensor: torch.Tensor, allow_shared: bool = False) -> Optional[str]:
+def tensor_data_problem(tensor: torch.Tensor,
+                        allow_shared: bool = False,
+                        budget: Optional[List[int]] = None) -> Optional[str]:
     """What keeps ``tensor`` from holding data of its own (None if nothing):
     a meta tensor, or (unless ``allow_shared``) elements that share memory,
     as a stride-0 expanded view's do. (Elements beyond the storage torch's
-    rebuild refuses.)"""
+    rebuild refuses.) ``budget``: see :func:`_shares_memory` (default: the
+    tensor's own storage bytes times ``OFFSETS_PER_STORAGE_BYTE``)."""
     if tensor.is_meta:
         return 'is a meta tensor (a shape without data)'
-    if (allow_shared or tensor.is_nested or tensor.layout != torch.strided or tensor.numel() == 0
-            or not _shares_memory(tensor)):
+    if allow_shared or tensor.is_nested or tensor.layout != torch.strided or tensor.numel() == 0:
+        return None
+    if budget is None:
+        budget = [OFFSETS_PER_STORAGE_BYTE * tensor.untyped_storage().nbytes()]
+    if not _shares_memory(tensor, budget):
         return None
     return (f'has elements that share memory (shape {tuple(tensor.shape)}, strides '
             f'{tensor.stride()}): an expanded view, not data of its own')
 
 
+def _has_strided_storage(tensor: torch.Tensor) -> bool:
+    return tensor.layout == torch.strided and not (tensor.is_meta or tensor.is_nested)
+
+
 def check_tensors(obj: Any, allow_shared: bool = False) -> None:
     """Refuse a loaded checkpoint with a tensor that holds no data of its own
-    (:func:`tensor_data_problem`).
+    (:func:`tensor_data_problem`); each view is checked once however often
+    the checkpoint refers to it, all within ``OFFSETS_PER_STORAGE_BYTE``
+    offsets per byte of the checkpoint's storages.
 
     Raises:
         CheckpointValueError: Naming the tensor's path and what is wrong.
     """
-    for path, tensor in iter_tensors(obj):
-        problem = tensor_data_problem(tensor, allow_shared)
+    tensors = list(iter_tensors(obj))
+    storages = {
+        tensor.untyped_storage().data_ptr(): tensor.untyped_storage().nbytes()
+        for _, tensor in tensors if _has_strided_storage(tensor)
+    }
+    budget = [OFFSETS_PER_STORAGE_BYTE * sum(storages.values())]
+    checked = set()
+    for path, tensor in tensors:
+        if _has_strided_storage(tensor):
+            view = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(),
+                    tuple(tensor.shape), tensor.stride(), tensor.dtype)
+            if view in checked:
+                continue
+            checked.add(view)
+        try:
+            problem = tensor_data_problem(tensor, allow_shared, budget)
+        except CheckpointValueError as err:
+            raise CheckpointValueError(f'tensor {path}: {err}') from None
         if problem:
             raise CheckpointValueError(f'tensor {path} {problem}; re-save it with its data '
                                        '(e.g. .contiguous() before torch.save)')

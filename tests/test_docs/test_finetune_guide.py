@@ -205,7 +205,7 @@ def test_detection(guide_workspace):
     """The detection config's diff on the small ViTDet config (1 epoch of one
     iteration on 4 images, then validation, which runs what tools/test.py
     runs)."""
-    tokens = command(FINETUNE_GUIDE, 'python tools/train.py configs/examples/mask-rcnn')
+    tokens = command(FINETUNE_GUIDE, 'python tools/train.py configs/examples/mask-rcnn_vitdet-b')
     # the guide's option for the CPU, then a short schedule
     proc = run_command(tokens, guide_workspace, [
         'optim_wrapper.type=OptimWrapper', 'train_cfg.max_epochs=1', 'train_cfg.val_interval=1',
@@ -224,7 +224,7 @@ def test_detection(guide_workspace):
 def test_segmentation(guide_workspace):
     """The segmentation config's diff on the small UperNet config (2
     iterations, then validation, which runs what tools/test.py runs)."""
-    tokens = command(FINETUNE_GUIDE, 'python tools/train.py configs/examples/upernet')
+    tokens = command(FINETUNE_GUIDE, 'python tools/train.py configs/examples/upernet_vit-b')
     proc = run_command(tokens, guide_workspace, [
         'train_cfg.max_iters=2', 'train_cfg.val_interval=2', 'default_hooks.checkpoint.interval=2'
     ])

@@ -1,5 +1,6 @@
 """Reading a checkpoint file runs no code from it and stays within its bounds."""
 import io
+import itertools
 import os
 import pickle
 import re
@@ -18,7 +19,7 @@ from helpers.checkpoints import (crafted_checkpoint, deflate_bomb, doubled_zip64
                                  op_global, op_int, op_put, op_text, rename_records, rewrite_zip,
                                  two_directories, zip_checkpoint)
 from mmvitdyn.utils import (EXPANSION_ENV, TRUST_ENV, UnsafeCheckpointError, checkpoint_loader,
-                            load_checkpoint_file)
+                            checkpoint_values, load_checkpoint_file)
 
 
 @pytest.fixture(autouse=True)
@@ -553,3 +554,47 @@ def test_mapping_a_legacy_or_in_memory_checkpoint_is_refused_as_such(tmp_path, t
     for source in (tmp_path / 'legacy.pth', io.BytesIO(buffer.getvalue())):
         with pytest.raises(UnsafeCheckpointError, match=r'cannot be mapped \(mmap=True\): only'):
             load_checkpoint_file(source, mmap=True, trusted=trusted)
+
+
+@pytest.mark.parametrize('chunk', [3, 1 << 20], ids=['chunked', 'at-once'])
+def test_the_overlap_check_equals_counting_offsets(chunk, monkeypatch):
+    """On 300 random views of a 60-element storage, with the offsets computed 3
+    at a time or all at once: shares memory iff two elements' offsets
+    (storage_offset + sum(index_d * stride_d), counted here) coincide."""
+    monkeypatch.setattr(checkpoint_values, 'OFFSET_CHUNK', chunk)
+    generator = torch.Generator().manual_seed(0)
+
+    def draw(high):
+        return int(torch.randint(0, high, (), generator=generator))
+
+    storage = torch.zeros(60)
+    for _ in range(300):
+        shape = [1 + draw(4) for _ in range(1 + draw(3))]
+        strides = [draw(6) for _ in shape]
+        offset = draw(4)
+        if offset + sum((s - 1) * d for s, d in zip(shape, strides)) >= 60:
+            continue
+        view = storage.as_strided(shape, strides, offset)
+        offsets = [
+            offset + sum(i * d for i, d in zip(index, strides))
+            for index in itertools.product(*map(range, shape))
+        ]
+        expected = len(set(offsets)) < len(offsets)
+        assert checkpoint_values._shares_memory(view, [10**6]) == expected, (shape, strides)
+
+
+def test_the_overlap_checks_of_a_checkpoint_are_bounded(tmp_path):
+    """One view referred to 30,000 times is checked once; 600 distinct views of
+    interleaved strides over one 4,000-byte storage (300,000 offsets to compute,
+    more than 4 per byte of storage) are refused, naming the bound."""
+    base = torch.zeros(4000, dtype=torch.bool)
+    view = base.as_strided((2, 250), (3, 2))  # interleaved, no overlap: offsets to compute
+    torch.save({'w': [view] * 30000}, tmp_path / 'repeated.pth')
+    assert len(load_checkpoint_file(tmp_path / 'repeated.pth')['w']) == 30000
+    views = [base.as_strided((2, 250), (3, 2), offset) for offset in range(600)]
+    torch.save({'w': views}, tmp_path / 'distinct.pth')
+    with pytest.raises(
+            UnsafeCheckpointError,
+            match='would take more than 4 element offsets per '
+            "byte of the checkpoint's storages"):
+        load_checkpoint_file(tmp_path / 'distinct.pth')
