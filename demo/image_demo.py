@@ -38,7 +38,7 @@ from mmengine.config import DictAction
 from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter, TensorForward,
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
 from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, atomic_target,
                             dump_json_atomically, is_local_path, refuse_overwriting_inputs,
                             trusted_checkpoints, trusted_names)
@@ -143,10 +143,12 @@ def write_label_map(labels: np.ndarray, path: str) -> None:
         tmp.write_bytes(png.tobytes())
 
 
-def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str) -> None:
+def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str,
+                  read: List[str]) -> None:
     """Refuse an ``out_dir`` inside the input folder (its pictures would be
-    read as inputs next time), an output that is one of the images, and two
-    images whose pictures would have the same path."""
+    read as inputs next time), an output that is one of the images or of the
+    other files the command reads (``read``: the config's files, its data,
+    the checkpoint), and two images whose pictures would have the same path."""
     if osp.isdir(input_path):
         folder, out = osp.realpath(input_path), osp.realpath(out_dir)
         if osp.commonpath([folder, out]) == folder:
@@ -160,7 +162,7 @@ def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str) 
                                  f'{path}; run them with separate --out-dir')
             written[path] = image
             try:
-                refuse_overwriting_inputs(path, images)
+                refuse_overwriting_inputs(path, images + read)
             except OutputIsInputError as err:
                 raise SetupError(str(err)) from None
 
@@ -244,7 +246,8 @@ def main(argv=None):
             if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
                 raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
             cfg = load_config(args.config, args.cfg_options)
-            check_outputs(cfg.default_scope, images, args.input, args.out_dir)
+            check_outputs(cfg.default_scope, images, args.input, args.out_dir,
+                          config_inputs(cfg) + [args.checkpoint])
             summary = osp.join(args.out_dir, 'summary.json')
             earlier = earlier_rows(summary, args.config, args.checkpoint)
             inferencer = build_inferencer(cfg, args.checkpoint, args.device)

@@ -1,21 +1,30 @@
 """Collect a sweep's results as its paper's table; see docs/sweeps.md.
 
     python tools/collect_results.py SWEEP [--format table|markdown|csv] [--out FILE]
-    python tools/collect_results.py --work-dirs LABEL=DIR [LABEL=DIR ...] [--format ...]
+    python tools/collect_results.py --work-dirs LABEL=DIR [LABEL=DIR ...] [--metrics KEY ...]
+                                    [--format ...] [--out FILE]
 
 SWEEP: each cell's final validation, laid out as the sweep file's ``table``
 asks; a cell that is not done shows its state, never a number; the papers'
 own numbers (from configs/*/metafile.yml) are listed under the table with
 their source. ``--work-dirs``: one row per run directory (its newest
-validation or test), e.g. runs made by hand or by tools/demo.py.
+validation or test), e.g. runs made by hand or by tools/demo.py; a work dir
+without one is refused, as is a ``--metrics`` key no run logged (unless it
+is a known metric, e.g. ``act_rate`` beside plain ViTs: left out). A record's
+last line cut short (a run killed while logging it) is left out with a
+warning; any other line that is not JSON is refused, naming file and line.
+``--out`` never replaces a file the command reads.
 """
 import argparse
 import os.path as osp
+import sys
+from glob import glob
 
 from mmvitdyn.analysis.sweep import DamagedRecordError, SweepError, cell_state, load_sweep
-from mmvitdyn.analysis.sweep_results import (FORMATS, METRIC_NAMES, build_blocks, cell_results,
-                                             format_blocks, paper_results, work_dir_blocks)
-from mmvitdyn.utils import OutputIsInputError, write_text_atomically
+from mmvitdyn.analysis.sweep_results import (FORMATS, NothingToShowError, build_blocks,
+                                             cell_results, format_blocks, paper_results, read_files,
+                                             work_dir_blocks)
+from mmvitdyn.utils import OutputIsInputError, refuse_overwriting_inputs, write_text_atomically
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
@@ -30,10 +39,17 @@ def parse_args(argv=None):
     parser.add_argument(
         '--metrics',
         nargs='+',
-        default=list(METRIC_NAMES),
-        help='with --work-dirs: the logged keys to show (those logged by some run)')
+        help='with --work-dirs: the logged keys to show (default: the known metrics); a '
+        'known one no run logged is left out, any other is refused')
     parser.add_argument('--out', help='also write the output to this file')
     return parser, parser.parse_args(argv)
+
+
+def warn_cut(path: str, number: int) -> None:
+    print(
+        f'warning: {path}: line {number} is cut short (the run was killed while logging it?): '
+        'it is left out, the records before it are used',
+        file=sys.stderr)
 
 
 def main(argv=None):
@@ -47,19 +63,36 @@ def main(argv=None):
         repeated = sorted({label for label in labels if labels.count(label) > 1})
         if repeated:
             parser.error(f'--work-dirs labels {repeated} are given more than once: one row each')
-        try:
-            blocks = work_dir_blocks({label: path for label, _, path in labelled}, args.metrics)
-        except (FileNotFoundError, DamagedRecordError) as err:
-            parser.error(str(err))
+        work_dirs = {label: path for label, _, path in labelled}
+        inputs = [file for path in work_dirs.values() for file in read_files(path)]
     else:
+        if args.metrics:
+            parser.error("--metrics is for --work-dirs: a sweep file's table names its metrics")
         try:
             sweep = load_sweep(args.sweep, REPO)
         except SweepError as err:
             parser.error(str(err))
+        inputs = [
+            args.sweep, *glob(osp.join(REPO, 'configs', '*', 'metafile.yml')),
+            *(file for cell in sweep.cells for file in read_files(cell.work_dir))
+        ]
+    if args.out:  # refused before anything is read or printed
+        try:
+            refuse_overwriting_inputs(args.out, inputs)
+        except OutputIsInputError as err:
+            parser.error(str(err))
+    if args.work_dirs:
+        try:
+            blocks = work_dir_blocks(work_dirs, args.metrics, warn_cut)
+        except (FileNotFoundError, NothingToShowError) as err:
+            parser.error(str(err))
+        except DamagedRecordError as err:  # not a sweep's cell: no sweep to resume
+            parser.error(f'{err.path} {err.problem}')
+    else:
         states = {cell.name: cell_state(cell.work_dir) for cell in sweep.cells}
         try:
             results = {
-                cell.name: cell_results(cell.work_dir)
+                cell.name: cell_results(cell.work_dir, on_cut=warn_cut)
                 for cell in sweep.cells if states[cell.name].state == 'done'
             }
         except DamagedRecordError as err:
@@ -69,7 +102,7 @@ def main(argv=None):
     print(text, end='')
     if args.out:
         try:
-            write_text_atomically(text, args.out, [] if args.work_dirs else [args.sweep])
+            write_text_atomically(text, args.out, inputs)
         except OutputIsInputError as err:
             parser.error(str(err))
 

@@ -23,12 +23,14 @@ import re
 from dataclasses import dataclass
 from glob import glob
 from statistics import mean
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
-from .sweep import (STATES, Cell, CellState, DamagedRecordError, Sweep, final_step,
-                    final_validation, is_validation, json_record, run_dirs, run_records)
+from ..utils.work_dir_lock import LOCK_NAME
+from .sweep import (EXIT_RECORD, STATES, Cell, CellState, DamagedRecordError, Sweep, final_step,
+                    final_validation, is_validation, json_record, record_file, run_dirs,
+                    run_records)
 
 METRIC_NAMES = {
     'accuracy/top1_best_epoch': 'top-1 (%), best epoch',
@@ -47,6 +49,13 @@ PARAMS_LINE = re.compile(r'T-Params ([\d.]+)M, I-Params ([\d.]+)M')
 # Shown in place of a number: a table cell whose runs are not all done, or
 # that no run logged.
 NOT_LOGGED = '-'
+# Called with (file, line number) for a last line cut short (``run_records``).
+OnCut = Optional[Callable[[str, int], None]]
+
+
+class NothingToShowError(ValueError):
+    """A work dir whose runs logged no evaluation, or a metric no run logged;
+    the message names it and what there is."""
 
 
 @dataclass(frozen=True)
@@ -69,22 +78,24 @@ class Block:
     paper: Tuple[str, ...] = ()
 
 
-def evaluation_record(work_dir: str) -> Optional[dict]:
+def evaluation_record(work_dir: str, on_cut: OnCut = None) -> Optional[dict]:
     """The newest evaluation (validation or test) record of ``work_dir``'s runs."""
     for run_dir in reversed(run_dirs(work_dir)):
-        for record in reversed(run_records(run_dir)):
+        for record in reversed(run_records(run_dir, on_cut)):
             if is_validation(record):
                 return record
     return None
 
 
-def cell_results(work_dir: str, final: bool = True) -> dict:
+def cell_results(work_dir: str, final: bool = True, on_cut: OnCut = None) -> dict:
     """The figures of the run(s) in ``work_dir``.
 
     Args:
         work_dir (str): A cell's work dir (or any run's).
         final (bool): Read the validation of the final step (a sweep's
             cell); False: the newest evaluation of any kind. Defaults to True.
+        on_cut (Callable, optional): Called with (file, line number) of a
+            record cut short (:func:`~mmvitdyn.analysis.sweep.run_records`).
 
     Returns:
         dict: Logged key -> value, with ``gflops``, ``t_params``,
@@ -93,14 +104,26 @@ def cell_results(work_dir: str, final: bool = True) -> dict:
     record = None
     if final:
         step = final_step(work_dir)
-        record = final_validation(work_dir, step[1]) if step else None
+        record = final_validation(work_dir, step[1], on_cut) if step else None
     else:
-        record = evaluation_record(work_dir)
-    results = dict(record or {})
+        record = evaluation_record(work_dir, on_cut)
+    return {**(record or {}), **_counted(work_dir)}
+
+
+def _counted(work_dir: str) -> dict:
+    """``gflops``, ``t_params``, ``i_params`` of ``work_dir`` where they were logged."""
+    results = {}
     flops = osp.join(work_dir, FLOPS_FILE)
     if osp.isfile(flops):
-        with open(flops) as f:
-            counted = json_record(flops, f.read(), 'its record').get('flops')
+        with open(flops, 'rb') as f:
+            data = f.read()
+        try:
+            text = data.decode('utf-8')
+        except UnicodeDecodeError as err:
+            raise DamagedRecordError(
+                flops, f'is damaged: it is not UTF-8 text ({err}); expected the JSON that '
+                'tools/analysis_tools/get_flops.py --out writes') from None
+        counted = json_record(flops, text, 'its record').get('flops')
         if isinstance(counted, bool) or not isinstance(counted, (int, float)):
             raise DamagedRecordError(
                 flops, f'has flops={counted!r}, not a number (as '
@@ -108,11 +131,32 @@ def cell_results(work_dir: str, final: bool = True) -> dict:
         results['gflops'] = counted / 1e9
     for run_dir in reversed(run_dirs(work_dir)):
         log = osp.join(run_dir, f'{osp.basename(run_dir)}.log')
-        found = PARAMS_LINE.search(open(log).read()) if osp.isfile(log) else None
+        if not osp.isfile(log):
+            continue
+        with open(log, encoding='utf-8', errors='replace') as f:
+            found = PARAMS_LINE.search(f.read())
         if found:
             results['t_params'], results['i_params'] = map(float, found.groups())
             break
     return results
+
+
+def read_files(work_dir: str) -> List[str]:
+    """The files of ``work_dir`` that :func:`cell_results` and
+    :func:`~mmvitdyn.analysis.sweep.cell_state` read (those that exist and
+    those that may): the outputs of a command that reads them must not be one."""
+    files = [
+        osp.join(work_dir, name) for name in (LOCK_NAME, 'last_checkpoint', EXIT_RECORD, FLOPS_FILE)
+    ]
+    for run_dir in run_dirs(work_dir):
+        name = osp.basename(run_dir)
+        files += [
+            osp.join(run_dir, 'vis_data', 'config.py'),
+            osp.join(run_dir, 'vis_data', 'scalars.json'),
+            osp.join(run_dir, f'{name}.json'),
+            osp.join(run_dir, f'{name}.log')
+        ]
+    return files
 
 
 def paper_results(root: str) -> Dict[str, List[PaperResult]]:
@@ -235,23 +279,73 @@ def build_blocks(sweep: Sweep, states: Dict[str, CellState], results: Dict[str, 
     return blocks
 
 
-def work_dir_blocks(work_dirs: Dict[str, str], metrics: Sequence[str]) -> List[Block]:
-    """One block: a row per labelled work dir, a column per metric logged
-    by any of them (its newest evaluation, :func:`cell_results`).
+def _no_evaluation(label: str, work_dir: str) -> str:
+    """Why the work dir ``label=work_dir`` gives no row: what each run holds."""
+    where = f'work dir {label}={work_dir}'
+    runs = run_dirs(work_dir)
+    if not runs:
+        return (f'{where} holds no run folder (<timestamp>/, as tools/train.py and tools/test.py '
+                'make): nothing to show')
+    held = []
+    for run_dir in runs:
+        path = record_file(run_dir)
+        if path is None:
+            name = osp.basename(run_dir)
+            held.append(f'{run_dir} holds no vis_data/scalars.json or {name}.json')
+            continue
+        count = len(run_records(run_dir))
+        held.append(f'{path} holds no records' if not count else
+                    f'{path} holds {count} training record{"s" if count > 1 else ""} and no '
+                    'validation or test record')
+    return f'{where} holds no evaluation to show: ' + '; '.join(held)
+
+
+def work_dir_blocks(work_dirs: Dict[str, str],
+                    metrics: Optional[Sequence[str]] = None,
+                    on_cut: OnCut = None) -> List[Block]:
+    """One block: a row per labelled work dir, a column per metric (its
+    newest evaluation, :func:`cell_results`).
+
+    Args:
+        work_dirs (dict): Label -> work dir.
+        metrics (Sequence[str], optional): The logged keys to show: those
+            no work dir logged are left out if :data:`METRIC_NAMES` knows
+            them, else refused (a typo); so is a table without any.
+            Defaults to None: :data:`METRIC_NAMES`.
+        on_cut (Callable, optional): See :func:`cell_results`.
 
     Raises:
         FileNotFoundError: A work dir that does not exist.
         DamagedRecordError: A record that cannot be read.
+        NothingToShowError: A work dir whose runs logged no evaluation, or a
+            metric of ``metrics`` that none logged.
     """
     missing = [f'{label}={path}' for label, path in work_dirs.items() if not osp.isdir(path)]
     if missing:
         raise FileNotFoundError(f'work dirs {missing} do not exist')
-    results = {label: cell_results(path, final=False) for label, path in work_dirs.items()}
-    logged = [metric for metric in metrics if any(metric in r for r in results.values())]
-    header = ('run', *(METRIC_NAMES.get(metric, metric) for metric in logged))
-    rows = [(label, *(_text(result.get(metric), metric) for metric in logged))
+    results = {}
+    for label, path in work_dirs.items():
+        record = evaluation_record(path, on_cut)
+        if record is None:
+            raise NothingToShowError(_no_evaluation(label, path))
+        results[label] = {**record, **_counted(path)}  # as cell_results(path, final=False)
+    logged = {key for result in results.values() for key in result}
+    asked = list(METRIC_NAMES if metrics is None else metrics)
+    metrics = [metric for metric in asked if metric in logged]
+    unknown = [metric for metric in asked if metric not in logged and metric not in METRIC_NAMES]
+    if unknown or not metrics:
+        raise NothingToShowError(
+            f'--metrics {unknown or asked} are logged by none of the work dirs; they log: '
+            f"{sorted(logged - {'step'})}")
+    header = ('run', *(METRIC_NAMES.get(metric, metric) for metric in metrics))
+    rows = [(label, *(_text(result.get(metric), metric) for metric in metrics))
             for label, result in results.items()]
     return [Block('', 'results', header, tuple(rows))]
+
+
+def _markdown_cell(text: str) -> str:
+    """``text`` as a markdown table cell: its ``|`` (and ``\\``) escaped."""
+    return text.replace('\\', '\\\\').replace('|', '\\|')
 
 
 def format_blocks(blocks: Sequence[Block], fmt: str) -> str:
@@ -276,9 +370,10 @@ def format_blocks(blocks: Sequence[Block], fmt: str) -> str:
     for block in blocks:
         if fmt == 'markdown':
             parts.append(f'### {block.title}\n')
-            parts.append('| ' + ' | '.join(block.header) + ' |')
-            parts.append('|' + '|'.join(' --- ' for _ in block.header) + '|')
-            parts += ['| ' + ' | '.join(row) + ' |' for row in block.rows]
+            parts += [
+                '| ' + ' | '.join(map(_markdown_cell, row)) + ' |'
+                for row in (block.header, ('---', ) * len(block.header), *block.rows)
+            ]
         else:
             widths = [
                 max(len(text) for text in column) for column in zip(block.header, *block.rows)

@@ -11,6 +11,7 @@ record instead; put them before :class:`~.file_errors.NameFilesOnError` in a
 data set's bases. ``docs/data_checks.md`` lists what each one checks.
 """
 import math
+import os
 from collections import Counter
 from typing import List, Optional, Sequence
 
@@ -25,6 +26,8 @@ LABEL_MAP_MODES = ('1', 'L', 'P')
 EXIF_ORIENTATION = 0x0112
 # Records named in full in an error; the rest are counted.
 MAX_NAMED = 5
+# The values of an annotation's iscrowd: 0 (an instance), 1 (a crowd).
+ISCROWD_VALUES = (0, 1)
 
 
 class AnnotationError(ValueError):
@@ -37,17 +40,31 @@ def is_real(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def coco_file_problem(dataset: dict) -> Optional[str]:
-    """What makes a COCO json's images and annotations disagree, or None:
-    an image id listed twice (pycocotools keeps one of them) or annotations
-    of an image id the file does not list (mmdet drops them)."""
-    ids = [image.get('id') for image in dataset.get('images', [])]
-    unusable = [i for i in ids if isinstance(i, bool) or not isinstance(i, (int, str))]
+def id_problem(kind: str, ids: list, types: tuple, allowed: str) -> Optional[str]:
+    """Why the ``kind`` ids of a COCO json cannot name its records, or None:
+    an id not of ``types`` (``true`` is not one; ``allowed`` says which are)
+    or an id listed more than once (pycocotools keeps the last record)."""
+    unusable = [i for i in ids if isinstance(i, bool) or not isinstance(i, types)]
     if unusable:
-        return f'image ids {unusable[:MAX_NAMED]} are not integers or strings'
+        return f'{kind} ids {unusable[:MAX_NAMED]} are not {allowed}'
     repeated = sorted((i for i, count in Counter(ids).items() if count > 1), key=repr)
     if repeated:
-        return f'image ids {repeated[:MAX_NAMED]} are listed more than once'
+        return f'{kind} ids {repeated[:MAX_NAMED]} are listed more than once'
+    return None
+
+
+def coco_file_problem(dataset: dict) -> Optional[str]:
+    """What makes a COCO json's images, categories and annotations disagree,
+    or None: an image or category id listed twice (pycocotools keeps one of
+    them) or not an integer (an image id may be a string), or annotations of
+    an image id the file does not list (mmdet drops them)."""
+    ids = [image.get('id') for image in dataset.get('images', [])]
+    problem = (
+        id_problem('image', ids, (int, str), 'integers or strings')
+        or id_problem('category', [cat.get('id') for cat in dataset.get('categories', [])],
+                      (int, ), 'integers'))
+    if problem:
+        return problem
     listed = set(ids)
     orphans = [ann for ann in dataset.get('annotations', []) if ann.get('image_id') not in listed]
     if orphans:
@@ -57,12 +74,43 @@ def coco_file_problem(dataset: dict) -> Optional[str]:
     return None
 
 
+def image_problem(image: dict) -> Optional[str]:
+    """Why mmdet cannot read a COCO image record, or None: its ``height``
+    and ``width`` are whole numbers of pixels (not strings), and its
+    ``file_name`` a relative path that stays inside the image folder."""
+    for field in ('height', 'width'):
+        value = image.get(field)
+        if type(value) is not int or value < 1:
+            return f'has {field} {value!r}; height and width are integers >= 1 (pixels)'
+    name = image.get('file_name')
+    if (not isinstance(name, str) or os.path.isabs(name)
+            or os.path.normpath(name).split(os.sep)[0] == os.pardir):
+        return (f'has file_name {name!r}; a file_name is a relative path inside the image '
+                'folder (data_prefix img), without a leading / or ..')
+    return None
+
+
+def box_problem(ann: dict) -> Optional[str]:
+    """Why a COCO annotation's ``bbox`` or ``area`` is malformed, or None: a
+    bbox is four finite numbers [x, y, w, h] with w and h >= 0, an area one
+    finite number >= 0 (mmdet skips zero ones on purpose)."""
+    bbox, area = ann.get('bbox'), ann.get('area')
+    if not (isinstance(bbox, list) and len(bbox) == 4 and all(map(is_real, bbox))):
+        return f'has bbox {bbox}; a bbox is four finite numbers [x, y, w, h]'
+    if min(bbox[2:]) < 0:
+        return f'has bbox {bbox} of negative width or height; a bbox is [x, y, w, h], w, h >= 0'
+    if not is_real(area) or area < 0:
+        return f'has area {area!r}; an area is a finite number >= 0'
+    return None
+
+
 def polygon_problem(segmentation, height: int, width: int) -> Optional[str]:
     """Why an annotation's ``segmentation`` cannot be rasterised in bounded
-    memory for an image of ``height`` x ``width``, or None: the polygons
-    mmdet rasterises (lists of at least 3 (x, y) pairs; it drops shorter or
-    odd ones on purpose) must hold finite numbers inside the image widened by
-    its own size on each side; an RLE must be of the image's size."""
+    memory for an image of ``height`` x ``width``, or None: a polygon is a
+    list of (x, y) pairs (an odd count is refused); those mmdet rasterises
+    (at least 3 pairs; it drops shorter ones on purpose) must hold finite
+    numbers inside the image widened by its own size on each side; an RLE
+    must be of the image's size."""
     if segmentation is None or segmentation == []:
         return None
     if isinstance(segmentation, dict):
@@ -75,7 +123,9 @@ def polygon_problem(segmentation, height: int, width: int) -> Optional[str]:
     for polygon in segmentation:
         if not isinstance(polygon, list):
             return f'has a polygon that is not a list of coordinates: {str(polygon)[:60]}'
-        if len(polygon) < 6 or len(polygon) % 2:
+        if len(polygon) % 2:
+            return f'has a polygon of {len(polygon)} coordinates; a polygon is (x, y) pairs'
+        if len(polygon) < 6:
             continue
         bad = [v for v in polygon if not is_real(v)]
         if bad:
@@ -235,13 +285,16 @@ class CheckCocoRecords:
     """Mixin for mmdet's ``CocoDataset``: every annotation is used or left
     out on purpose.
 
-    - the COCO API (``COCOAPI``) refuses a json that lists an image id
-      twice or annotations of an image it does not list
+    - the COCO API (``COCOAPI``) refuses a json that lists an image or
+      category id twice, or annotations of an image it does not list
       (:func:`coco_file_problem`).
-    - ``parse_data_info``: an annotation (not flagged ``ignore``) whose
-      ``category_id`` is not an integer among the file's categories, whose
-      ``bbox`` is not four finite numbers, or whose polygons or RLE could
-      not be rasterised for its image (:func:`polygon_problem`) raises
+    - ``parse_data_info``: an image whose height, width or file_name mmdet
+      cannot use (:func:`image_problem`), or an annotation (not flagged
+      ``ignore``) whose ``category_id`` is not an integer among the file's
+      categories, whose ``iscrowd`` is not 0 or 1, whose ``bbox`` or
+      ``area`` is malformed (:func:`box_problem`), that has no polygon or
+      RLE while the pipeline loads masks, or whose polygons or RLE could not
+      be rasterised for its image (:func:`polygon_problem`) raises
       :class:`AnnotationError` naming the file, the image and the annotation
       id. Crowd, empty and out-of-image boxes are left to mmdet, which skips
       them on purpose.
@@ -256,24 +309,36 @@ class CheckCocoRecords:
 
     def parse_data_info(self, raw_data_info: dict):
         image = raw_data_info['raw_img_info']
+        problem = image_problem(image)
+        if problem:
+            raise AnnotationError(
+                f"annotation file {self.ann_file}, image id {image['img_id']} {problem}")
+        loads_masks = any(getattr(t, 'with_mask', False) for t in self.pipeline.transforms)
         for ann in raw_data_info['raw_ann_info']:
             if ann.get('ignore', False):
                 continue
-            bbox, category = ann.get('bbox'), ann.get('category_id')
-            if type(category) is not int or category not in self.coco.cats:
-                problem = (f'has category_id {category!r}, not among the integer category ids '
-                           f'{sorted(self.coco.cats)} of the file')
-            elif not (isinstance(bbox, list) and len(bbox) == 4 and all(map(is_real, bbox))):
-                problem = f'has bbox {bbox}; a bbox is four finite numbers [x, y, w, h]'
-            else:
-                problem = polygon_problem(
-                    ann.get('segmentation'), image.get('height'), image.get('width'))
-                if problem is None:
-                    continue
-            raise AnnotationError(
-                f"annotation file {self.ann_file}, image id {image['img_id']} "
-                f"({image['file_name']}): annotation id {ann.get('id')} {problem}")
+            problem = self.annotation_problem(ann, image, loads_masks)
+            if problem:
+                raise AnnotationError(
+                    f"annotation file {self.ann_file}, image id {image['img_id']} "
+                    f"({image['file_name']}): annotation id {ann.get('id')} {problem}")
         return super().parse_data_info(raw_data_info)
+
+    def annotation_problem(self, ann: dict, image: dict, loads_masks: bool) -> Optional[str]:
+        """Why mmdet cannot use the annotation ``ann`` of ``image``, or None;
+        ``loads_masks``: whether the pipeline loads its mask."""
+        category, crowd = ann.get('category_id'), ann.get('iscrowd', 0)
+        segmentation = ann.get('segmentation')
+        if type(category) is not int or category not in self.coco.cats:
+            return (f'has category_id {category!r}, not among the integer category ids '
+                    f'{sorted(self.coco.cats)} of the file')
+        if type(crowd) is not int or crowd not in ISCROWD_VALUES:
+            return f'has iscrowd {crowd!r}; iscrowd is one of {ISCROWD_VALUES}'
+        problem = box_problem(ann)
+        if problem is None and loads_masks and not segmentation:
+            problem = (f'has segmentation {segmentation!r}, no polygon or RLE, while the '
+                       'pipeline loads masks (LoadAnnotations with_mask=True)')
+        return problem or polygon_problem(segmentation, image['height'], image['width'])
 
     def filter_data(self) -> List[dict]:
         if not self.data_list:

@@ -10,6 +10,7 @@ from typing import Iterator, List, Optional, Tuple
 from .generators import GENERATORS
 
 DATALOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+EVALUATORS = ('val_evaluator', 'test_evaluator')
 
 # How to obtain each real data set, by its default data root.
 REAL_DATA_HINTS = {
@@ -146,6 +147,29 @@ def how_to_get(path: str) -> str:
     return f'it is none of the known data roots {known}'
 
 
+def config_dataset_paths(cfg) -> Iterator[Tuple[str, str, str]]:
+    """(dataset place, field, path) of each path a dataloader of ``cfg``
+    reads (:func:`dataset_paths` of each leaf dataset)."""
+    for loader in DATALOADERS:
+        dataset = (cfg.get(loader) or {}).get('dataset')
+        if dataset:
+            for where, leaf in leaf_datasets(dataset, f'{loader}.dataset'):
+                for field, path in dataset_paths(leaf):
+                    yield where, field, path
+
+
+def data_paths(cfg) -> List[str]:
+    """Every path the data of ``cfg`` is read from: its dataloaders' paths
+    and its evaluators' ``ann_file``."""
+    paths = [path for _, _, path in config_dataset_paths(cfg)]
+    for key in EVALUATORS:
+        evaluators = cfg.get(key) or []
+        for evaluator in evaluators if isinstance(evaluators, (list, tuple)) else [evaluators]:
+            if isinstance(evaluator, dict) and isinstance(evaluator.get('ann_file'), str):
+                paths.append(evaluator['ann_file'])
+    return paths
+
+
 def check_data_roots(cfg) -> None:
     """Raise if a dataloader of ``cfg`` reads a path that does not exist.
 
@@ -158,17 +182,11 @@ def check_data_roots(cfg) -> None:
             of each dataset), naming the config field, the path and how to
             create or obtain it.
     """
-    missing = {}
-    for loader in DATALOADERS:
-        dataset = (cfg.get(loader) or {}).get('dataset')
-        if not dataset:
-            continue
-        for where, leaf in leaf_datasets(dataset, f'{loader}.dataset'):
-            for field, path in dataset_paths(leaf):
-                if not osp.exists(path):
-                    missing.setdefault(
-                        path, f'{where}.{field} {path!r} does not exist; '
-                        f'{how_to_get(path)}')
-                    break
+    missing, short = {}, set()
+    for where, field, path in config_dataset_paths(cfg):
+        if where not in short and not osp.exists(path):
+            short.add(where)  # its first missing path only
+            missing.setdefault(path, f'{where}.{field} {path!r} does not exist; '
+                               f'{how_to_get(path)}')
     if missing:
         raise FileNotFoundError('\n'.join(missing.values()))

@@ -11,8 +11,9 @@ from mmengine.device import get_device
 from mmengine.registry import MODELS, RUNNERS, Registry
 from mmengine.runner import Runner
 
-from ..datasets import check_data_roots
-from ..utils import WorkDirLock, check_int, is_local_path
+from ..datasets import check_data_roots, data_paths
+from ..utils import (OutputIsInputError, WorkDirLock, check_int, is_local_path,
+                     refuse_overwriting_inputs)
 from .class_counts import check_class_counts
 from .config_keys import misspelt_top_level_keys, unknown_argument_message
 from .distributed import default_model_wrapper, init_cpu_distributed
@@ -43,6 +44,22 @@ def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:
         raise SetupError(f'{path}: default_scope={scope!r} is not supported; '
                          f'use one of {sorted(SCOPES)}')
     return cfg
+
+
+def config_files(path: str) -> List[str]:
+    """The config file ``path`` and every ``_base_`` file it inherits, as
+    mmengine's ``Config.fromfile`` finds them."""
+    files = [path]
+    for base in Config._get_base_files(path):
+        files += config_files(Config._get_cfg_path(base, path)[0])
+    return files
+
+
+def config_inputs(cfg: Config) -> List[str]:
+    """What a command run with ``cfg`` reads, for its writers to leave
+    alone: the config's files (:func:`config_files`) and its data paths
+    (folders included; see :func:`~mmvitdyn.datasets.data_paths`)."""
+    return config_files(cfg.filename) + data_paths(cfg)
 
 
 def keep_workers_only_where_there_are_some(cfg: Config) -> None:
@@ -148,9 +165,15 @@ def enable_visualization(cfg: Config, show_dir: str, interval: int = 1) -> None:
 
 
 def add_dump_results(cfg: Config, out_file: str) -> None:
-    """Also dump the raw predictions of the test set to ``out_file`` (.pkl)."""
+    """Also dump the raw predictions of the test set to ``out_file`` (.pkl),
+    which must not be a file the test reads (:func:`config_inputs`, the
+    checkpoint ``load_from``)."""
     if not out_file.endswith(('.pkl', '.pickle')):
         raise SetupError(f'--out {out_file!r}: the file must end with .pkl or .pickle')
+    try:
+        refuse_overwriting_inputs(out_file, config_inputs(cfg) + [cfg.get('load_from')])
+    except OutputIsInputError as err:
+        raise SetupError(f'--out: {err}') from None
     dump = dict(type=SCOPES[cfg.default_scope]['dump'], out_file_path=out_file)
     evaluators = cfg.test_evaluator
     cfg.test_evaluator = (list(evaluators) if isinstance(evaluators,

@@ -10,7 +10,7 @@ allowed. A kind that changed its layout reads its older versions through
 :meth:`LearngeneFile.upgrade`.
 """
 import dataclasses
-from typing import Any, ClassVar, Dict, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Iterable, Optional, Sequence, Tuple
 
 import torch
 
@@ -117,10 +117,12 @@ class LearngeneFile:
             raise ValueError(f'{source}: {err}') from err
         return learngene
 
-    def save(self, path: str) -> None:
-        """Check the learngene, then write it atomically (temporary file, rename)."""
+    def save(self, path: str, inputs: Iterable = ()) -> None:
+        """Check the learngene, then write it atomically (temporary file,
+        rename), refusing a ``path`` among ``inputs`` (see
+        :func:`~mmvitdyn.utils.atomic_target`)."""
         self.validate()
-        save_atomically(self.to_dict(), path)
+        save_atomically(self.to_dict(), path, inputs)
 
     @classmethod
     def load(cls, path: str, mmap: bool = False):

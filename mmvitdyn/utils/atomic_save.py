@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, List
@@ -39,20 +40,28 @@ class OutputIsInputError(ValueError):
 
 
 def refuse_overwriting_inputs(dst, inputs: Iterable) -> None:
-    """Raise :class:`OutputIsInputError` if ``dst`` is the same file as one of
-    ``inputs`` (paths; links followed, URLs and missing files skipped)."""
+    """Raise :class:`OutputIsInputError` if ``dst`` exists and is one of
+    ``inputs`` (paths; links followed, URLs and missing files skipped) or
+    lies in an input folder (a data root: every file in it is read)."""
     try:
         out = os.stat(dst)
     except (OSError, ValueError):
         return
+    places = {(out.st_dev, out.st_ino): None}
+    parent = Path(os.path.realpath(dst)).parent
+    for folder in (parent, *parent.parents):
+        found = os.stat(folder)
+        places.setdefault((found.st_dev, found.st_ino), folder)
     for src in inputs:
         try:
             read = os.stat(src)
         except (OSError, ValueError, TypeError):
             continue
-        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino):
+        key = (read.st_dev, read.st_ino)
+        if key in places and (places[key] is None or stat.S_ISDIR(read.st_mode)):
+            where = 'is the input' if places[key] is None else 'lies in the input folder'
             raise OutputIsInputError(
-                f'output {os.fspath(dst)} is the input {os.fspath(src)}: writing it would '
+                f'output {os.fspath(dst)} {where} {os.fspath(src)}: writing it would '
                 'destroy what this command reads; choose another output path')
 
 

@@ -7,6 +7,8 @@ a string is not parsed (``'0.5'`` is refused), NaN and infinities are refused.
 import math
 from typing import Optional
 
+from torch import nn
+
 
 def check_int(value,
               field: str,
@@ -47,15 +49,46 @@ def check_rate(value, field: str) -> float:
     return check_number(value, field, 0, 1, high_open=True)
 
 
+# The flags of torch's norm layers (and mmcv's ``requires_grad``) that a
+# norm_cfg may set: each must be a bool (torch takes any truthy value).
+NORM_BOOL_KEYS = ('affine', 'bias', 'elementwise_affine', 'requires_grad', 'track_running_stats')
+# The values of ``approximate`` torch.nn.GELU takes (any other fails only in
+# the forward pass, with an error naming no field).
+GELU_APPROXIMATIONS = ('none', 'tanh')
+
+
 def check_norm_cfg(norm_cfg, field: str = 'norm_cfg') -> dict:
     """``norm_cfg`` if it is a dict with a ``type`` whose ``eps`` (if given)
-    is a finite number > 0 (a NaN or negative eps makes every output NaN)."""
-    if not isinstance(norm_cfg, dict) or 'type' not in norm_cfg:
-        raise ValueError(f'{field}={norm_cfg!r} must be a dict with a type, e.g. '
-                         "dict(type='LN', eps=1e-6)")
+    is a finite number > 0 (a NaN or negative eps makes every output NaN) and
+    whose flags (:data:`NORM_BOOL_KEYS`, if given) are bools."""
+    _check_cfg(norm_cfg, field, "dict(type='LN', eps=1e-6)")
     if 'eps' in norm_cfg:
         check_number(norm_cfg['eps'], f'{field}.eps', 0, low_open=True)
+    for key in NORM_BOOL_KEYS:
+        if key in norm_cfg:
+            check_bool(norm_cfg[key], f'{field}.{key}')
     return norm_cfg
+
+
+def check_act_cfg(act_cfg, field: str = 'act_cfg') -> dict:
+    """``act_cfg`` if it is a dict with a ``type`` whose ``inplace`` (if given)
+    is a bool and, for GELU, whose ``approximate`` (if given) is one of
+    :data:`GELU_APPROXIMATIONS`."""
+    _check_cfg(act_cfg, field, "dict(type='GELU')")
+    if 'inplace' in act_cfg:
+        check_bool(act_cfg['inplace'], f'{field}.inplace')
+    act_type = act_cfg['type']
+    is_gelu = act_type == 'GELU' or (isinstance(act_type, type) and issubclass(act_type, nn.GELU))
+    if is_gelu and 'approximate' in act_cfg and \
+            act_cfg['approximate'] not in GELU_APPROXIMATIONS:
+        raise ValueError(f"{field}.approximate={act_cfg['approximate']!r} must be one of "
+                         f'{GELU_APPROXIMATIONS}')
+    return act_cfg
+
+
+def _check_cfg(cfg, field: str, example: str) -> None:
+    if not isinstance(cfg, dict) or 'type' not in cfg:
+        raise ValueError(f'{field}={cfg!r} must be a dict with a type, e.g. {example}')
 
 
 def _inside(value, low, high, low_open: bool, high_open: bool) -> bool:

@@ -228,13 +228,14 @@ def test_a_float_label_map_with_fractions_is_refused(tmp_path):
 # Detection: a COCO json with images of 20 x 30 pixels.
 
 
-def coco_json(root, annotations, images=None, name='ann.json') -> str:
-    """A COCO file with categories circle (1) and square (2); images
-    default to one declared 20 x 30 (a.jpg), written to ``root/img``."""
+def coco_json(root, annotations, images=None, categories=None, name='ann.json') -> str:
+    """A COCO file whose categories default to circle (1) and square (2);
+    images default to one declared 20 x 30 (a.jpg), written to ``root/img``."""
     (root / 'img').mkdir(exist_ok=True)
     cv2.imwrite(str(root / 'img/a.jpg'), np.zeros((20, 30, 3), np.uint8))
     images = [dict(id=1, file_name='a.jpg', height=20, width=30)] if images is None else images
-    categories = [dict(id=1, name='circle'), dict(id=2, name='square')]
+    if categories is None:
+        categories = [dict(id=1, name='circle'), dict(id=2, name='square')]
     ann_file = root / name
     ann_file.write_text(
         json.dumps(dict(images=images, annotations=annotations, categories=categories)))
@@ -245,10 +246,14 @@ def annotation(ann_id, category_id=1, bbox=(2, 2, 10, 8), area=80, **extra) -> d
     return dict(id=ann_id, image_id=1, category_id=category_id, bbox=list(bbox), area=area, **extra)
 
 
-def detection_set(root, ann_file, classes=('circle', 'square'), test_mode=True):
+# A polygon inside the 30 x 20 image, of annotation()'s default box.
+SQUARE = [[2, 2, 12, 2, 12, 10, 2, 10]]
+
+
+def detection_set(root, ann_file, classes=('circle', 'square'), test_mode=True, with_mask=False):
     pipeline = [
         dict(type='LoadImageFromFile'),
-        dict(type='LoadAnnotations', with_bbox=True),
+        dict(type='LoadAnnotations', with_bbox=True, with_mask=with_mask),
         dict(type='PackDetInputs')
     ]
     return build(
@@ -280,10 +285,24 @@ def detection_set(root, ann_file, classes=('circle', 'square'), test_mode=True):
                                       ]), r'has a polygon that is not a list of coordinates'),
         (annotation(12, segmentation=dict(size=[40, 30], counts='abc')),
          r"has an RLE of size \[40, 30\], not the image's \[20, 30\]"),
+        (annotation(12, segmentation=[[2, 2, 8, 2, 8, 8, 2]]),
+         r'has a polygon of 7 coordinates; a polygon is \(x, y\) pairs'),
+        (annotation(12, iscrowd=True), r'has iscrowd True; iscrowd is one of \(0, 1\)$'),
+        (annotation(12, iscrowd=2), r'has iscrowd 2; iscrowd is one of \(0, 1\)$'),
+        (annotation(12, iscrowd='1'), r"has iscrowd '1'; iscrowd is one of \(0, 1\)$"),
+        (annotation(12, bbox=(10, 10, -5, 8)), r'has bbox \[10, 10, -5, 8\] of negative width '
+         r'or height; a bbox is \[x, y, w, h\], w, h >= 0$'),
+        (annotation(12, bbox=(10, 10, 5, -8)), r'has bbox \[10, 10, 5, -8\] of negative width'),
+        (annotation(12, area=float('nan')), r'has area nan; an area is a finite number >= 0$'),
+        (annotation(12, area=-80), r'has area -80; an area is a finite number >= 0$'),
+        (dict(id=12, image_id=1, category_id=1,
+              bbox=[2, 2, 10, 8]), r'has area None; an area is a finite number >= 0$'),
     ],
     ids=[
         'unknown-category', 'true-category', 'float-category', 'nan-box', 'three-number-box',
-        'true-in-box', 'nan-polygon', 'huge-polygon', 'polygon-not-a-list', 'rle-size'
+        'true-in-box', 'nan-polygon', 'huge-polygon', 'polygon-not-a-list', 'rle-size',
+        'odd-polygon', 'true-crowd', 'crowd-2', 'string-crowd', 'negative-width', 'negative-height',
+        'nan-area', 'negative-area', 'no-area'
     ])
 def test_an_unusable_annotation_names_the_file_image_and_record(tmp_path, bad, problem):
     ann_file = coco_json(tmp_path, [annotation(11), bad])
@@ -304,6 +323,52 @@ def test_an_unusable_annotation_names_the_file_image_and_record(tmp_path, bad, p
     ids=['repeated-image-id', 'annotation-of-no-image'])
 def test_images_and_annotations_that_disagree_name_the_file(tmp_path, images, annotations, problem):
     ann_file = coco_json(tmp_path, annotations, images=images)
+    with pytest.raises(AnnotationError, match=f'^annotation file {ann_file}: {problem}'):
+        detection_set(tmp_path, ann_file)
+
+
+@pytest.mark.parametrize(
+    'segmentation,shown', [(dict(segmentation=[]), r'\[\]'), (dict(), 'None')],
+    ids=['empty-list', 'no-segmentation'])
+def test_a_mask_annotation_without_a_polygon_names_the_record(tmp_path, segmentation, shown):
+    """mmdet keeps no mask for it, and its mask loader stops on a KeyError."""
+    ann_file = coco_json(tmp_path,
+                         [annotation(11, segmentation=SQUARE),
+                          annotation(12, **segmentation)])
+    with pytest.raises(
+            AnnotationError,
+            match=f'^annotation file {ann_file}, image id 1 '
+            rf'\(a.jpg\): annotation id 12 has segmentation {shown}, no polygon or RLE, while '
+            r'the pipeline loads masks \(LoadAnnotations with_mask=True\)$'):
+        detection_set(tmp_path, ann_file, with_mask=True)
+
+
+@pytest.mark.parametrize(
+    'field,problem', [
+        (dict(height='20'), r"has height '20'; height and width are integers >= 1 \(pixels\)$"),
+        (dict(width=None), r'has width None; height and width are integers >= 1 \(pixels\)$'),
+        (dict(file_name='../a.jpg'), r"has file_name '../a.jpg'; a file_name is a relative path "
+         r'inside the image folder \(data_prefix img\), without a leading / or ..$'),
+        (dict(file_name='b/../../a.jpg'), r"has file_name 'b/../../a.jpg'; a file_name is a "),
+        (dict(file_name='/tmp/a.jpg'), r"has file_name '/tmp/a.jpg'; a file_name is a "),
+    ],
+    ids=['string-height', 'no-width', 'parent-folder', 'climbing-subfolder', 'absolute'])
+def test_an_unusable_image_names_the_file_and_the_image(tmp_path, field, problem):
+    image = dict(dict(id=1, file_name='a.jpg', height=20, width=30), **field)
+    ann_file = coco_json(tmp_path, [annotation(11)], images=[image])
+    with pytest.raises(AnnotationError, match=f'^annotation file {ann_file}, image id 1 {problem}'):
+        detection_set(tmp_path, ann_file)
+
+
+@pytest.mark.parametrize(
+    'categories,problem', [
+        ([dict(id=1, name='circle'), dict(id=1, name='square')
+          ], r'category ids \[1\] are listed more than once$'),
+        ([dict(id=[1], name='circle')], r'category ids \[\[1\]\] are not integers$'),
+    ],
+    ids=['repeated-category-id', 'list-category-id'])
+def test_unusable_category_ids_name_the_file(tmp_path, categories, problem):
+    ann_file = coco_json(tmp_path, [annotation(11)], categories=categories)
     with pytest.raises(AnnotationError, match=f'^annotation file {ann_file}: {problem}'):
         detection_set(tmp_path, ann_file)
 
@@ -348,17 +413,31 @@ def test_categories_left_out_of_the_classes_give_one_warning(tmp_path, warnings_
 
 
 def test_mmdets_deliberate_skips_stay_silent(tmp_path, warnings_logged):
-    """Crowd, zero-area and out-of-image boxes, polygons too short or of odd
-    length: mmdet's own rules, no error or warning."""
+    """Crowd, zero-area and out-of-image boxes, polygons of under 3 points,
+    no segmentation when masks are not loaded: mmdet's own rules, no error
+    or warning."""
     kept = [
         annotation(11),
         annotation(12, iscrowd=1),
-        annotation(15, segmentation=[[2, 2, 8], [1, 1, 2, 2, 3]])
+        annotation(15, segmentation=[[2, 2], [1, 1, 2, 2]]),
+        annotation(16, segmentation=[])
     ]
     skipped = [annotation(13, bbox=(2, 2, 0, 8), area=0), annotation(14, bbox=(40, 2, 5, 5))]
     dataset = detection_set(tmp_path, coco_json(tmp_path, kept + skipped))
     instances = dataset[0]['data_samples']
     assert len(instances.gt_instances) + len(instances.ignored_instances) == len(kept)
+    assert warnings_logged == []
+
+
+def test_polygons_of_under_3_points_leave_an_ignored_instance(tmp_path, warnings_logged):
+    """mmdet's mask loader drops a polygon of 1 or 2 points (no area) on
+    purpose, and keeps an annotation left without one as ignored."""
+    ann_file = coco_json(
+        tmp_path,
+        [annotation(11, segmentation=SQUARE),
+         annotation(12, segmentation=[[2, 2], [1, 1, 2, 2]])])
+    sample = detection_set(tmp_path, ann_file, with_mask=True)[0]['data_samples']
+    assert (len(sample.gt_instances), len(sample.ignored_instances)) == (1, 1)
     assert warnings_logged == []
 
 

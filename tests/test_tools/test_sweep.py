@@ -379,6 +379,72 @@ def test_work_dirs_are_collected_from_their_newest_evaluation(tmp_path, capsys):
     ]
 
 
+def a_test_run(work_dir: Path, record: dict) -> Path:
+    """A work dir holding one test run's JSON log (mmengine writes no newline)."""
+    run = work_dir / '20260101_000000'
+    run.mkdir(parents=True)
+    (run / f'{run.name}.json').write_text(json.dumps(record))
+    return work_dir
+
+
+def refused(tool, argv, capsys) -> str:
+    """``tools/<tool>`` run in this process with ``argv``, refused (exit 2); its standard error."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        load_tool(tool).main([str(arg) for arg in argv])
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_markdown_escapes_the_pipes_of_labels(tmp_path, capsys):
+    run = a_test_run(tmp_path / 'run', {'accuracy/top1': 71.234})
+    out = run_main('collect_results.py', [
+        '--work-dirs', f'dyt|r=4={run}', f'a\\|b={run}', '--metrics', 'accuracy/top1', '--format',
+        'markdown'
+    ], capsys)
+    assert out.splitlines() == [
+        '### results',
+        '',
+        '| run | top-1 (%), final evaluation |',
+        '| --- | --- |',
+        '| dyt\\|r=4 | 71.23 |',
+        '| a\\\\\\|b | 71.23 |',
+    ]
+
+
+@pytest.mark.parametrize(
+    'metrics, named', [
+        (['accuracy/top1', 'nosuch', 'mIoU'], ['nosuch']),
+        (['mIoU', 'gflops'], ['mIoU', 'gflops']),
+    ],
+    ids=['an unknown key', 'known metrics, none logged'])
+def test_metrics_no_run_logged_are_refused_naming_those_logged(tmp_path, capsys, metrics, named):
+    a_test_run(tmp_path / 'a', {'accuracy/top1': 71.0, 'act_rate': 0.5, 'step': 3})
+    a_test_run(tmp_path / 'b', {'accuracy/top5': 90.0, 'step': 3})
+    err = refused(
+        'collect_results.py',
+        ['--work-dirs', f'a={tmp_path / "a"}', f'b={tmp_path / "b"}', '--metrics', *metrics],
+        capsys)
+    assert (f'--metrics {named} are logged by none of the work dirs; they log: '
+            "['accuracy/top1', 'accuracy/top5', 'act_rate']") in err
+
+
+def test_metrics_default_to_the_known_ones_some_run_logged(tmp_path, capsys):
+    a_test_run(tmp_path / 'a', {'accuracy/top1': 71.0, 'act_rate': 0.5, 'step': 3})
+    a_test_run(tmp_path / 'b', {'accuracy/top5': 90.0, 'step': 3})
+    out = run_main('collect_results.py',
+                   ['--work-dirs', f'a={tmp_path / "a"}', f'b={tmp_path / "b"}', '--format', 'csv'],
+                   capsys)
+    assert out.splitlines() == [
+        'run,"top-1 (%), final evaluation",activation rate', 'a,71.00,0.500', 'b,-,-'
+    ]
+
+
+def test_metrics_with_a_sweep_file_are_refused(capsys):
+    err = refused('collect_results.py', [MINI, '--metrics', 'accuracy/top1'], capsys)
+    assert "--metrics is for --work-dirs: a sweep file's table names its metrics" in err
+
+
 def test_a_table_cell_of_several_runs_shows_their_mean_and_groups_average_them():
     """Rows without the seed axis: each table cell holds three runs; group
     means and the mean of groups are computed here from the logged values."""

@@ -56,7 +56,7 @@ def test_a_converter_refuses_to_write_over_its_source(vit_checkpoint, capsys, th
 
 def test_export_and_flop_tools_refuse_their_inputs_as_output(vit_checkpoint, tmp_path, capsys):
     config = tmp_path / 'vit.py'
-    shutil.copy(VIT_DIGITS_CFG, config)
+    config.write_text(f'_base_ = {str(VIT_DIGITS_CFG)!r}\n')
     for tool, argv in [
         ('deployment/pytorch2onnx.py', [config, vit_checkpoint, vit_checkpoint]),
         ('deployment/pytorch2onnx.py', [config, vit_checkpoint, config]),
@@ -160,6 +160,13 @@ def test_collect_results_names_a_damaged_flops_record(tmp_path, capsys, flops, n
     assert f'{tmp_path / "run/flops.json"} has {named}' in err
 
 
+def test_collect_results_names_a_flops_record_that_is_not_text(tmp_path, capsys):
+    a_done_run(tmp_path / 'run')
+    (tmp_path / 'run/flops.json').write_bytes(b'\x89PNG\r\n\x1a\n\x00\xff')
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}'], capsys)
+    assert f'{tmp_path / "run/flops.json"} is damaged: it is not UTF-8 text' in err
+
+
 def test_collect_results_refuses_missing_work_dirs_and_repeated_labels(tmp_path, capsys):
     a_done_run(tmp_path / 'run')
     err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "none"}'], capsys)
@@ -167,6 +174,116 @@ def test_collect_results_refuses_missing_work_dirs_and_repeated_labels(tmp_path,
     err = run_refused('collect_results.py',
                       ['--work-dirs', f'a={tmp_path / "run"}', f'a={tmp_path / "run"}'], capsys)
     assert "labels ['a'] are given more than once" in err
+
+
+def collect(argv, capsys):
+    """``tools/collect_results.py``'s main run with ``argv``: (stdout, stderr);
+    it must end without an error."""
+    capsys.readouterr()
+    load_tool('collect_results.py').main([str(arg) for arg in argv])
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+@pytest.mark.parametrize('output', ['vis_data/scalars.json', 'flops.json', 'run log'])
+def test_collect_results_refuses_a_file_of_its_work_dirs_as_output(tmp_path, capsys, output):
+    run = a_done_run(tmp_path / 'run')
+    (tmp_path / 'run/flops.json').write_text(json.dumps({'flops': 2e9}))
+    (run / f'{run.name}.log').write_text('T-Params 1.5M, I-Params 1.0M\n')
+    out = {
+        'vis_data/scalars.json': run / 'vis_data/scalars.json',
+        'flops.json': tmp_path / 'run/flops.json',
+        'run log': run / f'{run.name}.log'
+    }[output]
+    refusal_keeps([out], lambda: run_refused(
+        'collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}', '--out', out], capsys))
+
+
+def test_collect_results_refuses_a_cells_record_as_output(tmp_path, capsys):
+    from mmvitdyn.analysis.sweep import load_sweep
+    sweep = tmp_path / 'sweep.py'
+    sweep.write_text(MINI_SWEEP.read_text() + f'work_dir = {str(tmp_path / "cells")!r}\n')
+    cell = load_sweep(str(sweep), str(REPO)).cells[0]
+    run = a_done_run(Path(cell.work_dir))
+    scalars = run / 'vis_data/scalars.json'
+    refusal_keeps([scalars],
+                  lambda: run_refused('collect_results.py', [sweep, '--out', scalars], capsys))
+
+
+VALIDATION = json.dumps({'accuracy/top1': 71.0, 'step': 2}).encode()
+
+
+@pytest.mark.parametrize(
+    'content, line', [
+        (VALIDATION + b'\n\x89PNG\r\n\x1a\n\x00\xff\xfe\n' + VALIDATION + b'\n', 2),
+        (b'\x00\xff\xfe\x89 not text, no newline', 1),
+    ],
+    ids=['garbage after a record', 'garbage, no newline'])
+def test_collect_results_names_a_scalars_json_that_is_not_json_lines(tmp_path, capsys, content,
+                                                                     line):
+    run = a_done_run(tmp_path / 'run')
+    (run / 'vis_data/scalars.json').write_bytes(content)
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}'], capsys)
+    assert f'{run / "vis_data/scalars.json"} is damaged: line {line} is not UTF-8 text' in err
+    assert 'expected JSON lines' in err and 'as mmengine writes them' in err
+
+
+@pytest.mark.parametrize(
+    'records, said', [
+        (b'', 'holds no records'),
+        (json.dumps({
+            'loss': 1.5,
+            'iter': 1,
+            'step': 1
+        }).encode() + b'\n', 'holds 1 training record and no validation or test record'),
+    ],
+    ids=['empty', 'training records only'])
+def test_collect_results_names_a_work_dir_with_no_evaluation(tmp_path, capsys, records, said):
+    run = a_done_run(tmp_path / 'run')
+    (run / 'vis_data/scalars.json').write_bytes(records)
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}'], capsys)
+    assert f'{run / "vis_data/scalars.json"} {said}' in err
+    assert f'a={tmp_path / "run"}' in err
+
+
+def test_collect_results_names_a_work_dir_without_runs(tmp_path, capsys):
+    (tmp_path / 'run').mkdir()
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}'], capsys)
+    assert f'work dir a={tmp_path / "run"} holds no run folder' in err
+
+
+def test_collect_results_warns_of_a_last_line_cut_and_uses_the_records_before(tmp_path, capsys):
+    """A run killed while logging its last record: the complete records count,
+    the cut line is named."""
+    run = a_done_run(tmp_path / 'run')
+    scalars = run / 'vis_data/scalars.json'
+    with open(scalars, 'a') as f:
+        f.write('{"accuracy/top1": 75.0, "st')
+    out, err = collect(['--work-dirs', f'a={tmp_path / "run"}', '--format', 'csv'], capsys)
+    assert out.splitlines()[1:] == ['a,71.00']
+    assert f'warning: {scalars}: line 3 is cut short' in err
+
+
+def test_collect_results_of_a_sweep_warns_of_a_done_cells_cut_line(tmp_path, capsys):
+    from mmvitdyn.analysis.sweep import load_sweep
+    sweep = tmp_path / 'sweep.py'
+    sweep.write_text(MINI_SWEEP.read_text() + f'work_dir = {str(tmp_path / "cells")!r}\n')
+    cell = load_sweep(str(sweep), str(REPO)).cells[0]
+    scalars = a_done_run(Path(cell.work_dir)) / 'vis_data/scalars.json'
+    with open(scalars, 'a') as f:
+        f.write('{"loss": 0.5, "it')
+    out, err = collect([sweep, '--format', 'csv'], capsys)
+    assert f'warning: {scalars}: line 3 is cut short' in err
+    assert '71.00' in out
+
+
+def test_collect_results_names_a_malformed_line_that_is_not_the_last(tmp_path, capsys):
+    run = a_done_run(tmp_path / 'run')
+    scalars = run / 'vis_data/scalars.json'
+    lines = scalars.read_text().splitlines()
+    scalars.write_text('\n'.join([lines[0], '{"accuracy/top1": 75.0, "st', lines[1]]) + '\n')
+    err = run_refused('collect_results.py', ['--work-dirs', f'a={tmp_path / "run"}'], capsys)
+    assert f'{scalars} is damaged: line 2 is not JSON' in err
 
 
 def npz_of(records: dict) -> bytes:

@@ -36,10 +36,11 @@ from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
 from mmvitdyn.deployment import input_size
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
 from mmvitdyn.models.layers import is_dyt_param
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
-                            refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, dump_json_atomically,
+                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
+                            trusted_names)
 
 
 def parse_args(argv=None):
@@ -139,12 +140,9 @@ def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tup
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    inputs = [args.config, args.checkpoint]
     try:  # the checkpoint is optional here
         trusted = trusted_names(args.trust_checkpoint, [args.checkpoint])
-        if args.out:
-            refuse_overwriting_inputs(args.out, inputs)
-    except ValueError as err:  # OutputIsInputError too
+    except ValueError as err:
         parser.error(str(err))
     with trusted_checkpoints(trusted):
         try:
@@ -152,8 +150,11 @@ def main(argv=None):
                     and not osp.isfile(args.checkpoint):
                 raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
             cfg = load_config(args.config, args.cfg_options)
+            inputs = config_inputs(cfg) + [args.checkpoint]
+            if args.out:
+                refuse_overwriting_inputs(args.out, inputs)
             model = init_model(cfg, args.checkpoint)
-        except (SetupError, FileNotFoundError) as err:
+        except (SetupError, FileNotFoundError, OutputIsInputError) as err:
             parser.error(str(err))
         shape = tuple(args.shape) if args.shape else None
         backbone = find_dyt_backbone(model)

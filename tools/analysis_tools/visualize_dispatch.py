@@ -26,9 +26,10 @@ from mmengine.dataset import Compose, pseudo_collate
 
 from mmvitdyn.analysis import TensorForward, find_dyt_backbone, part_rates
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, dump_json_atomically, is_local_path,
-                            trusted_checkpoints, trusted_names)
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, dump_json_atomically,
+                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
+                            trusted_names)
 from mmvitdyn.visualization import SkipView, plot_rates, plot_skip_map, rates_summary
 
 
@@ -42,6 +43,13 @@ def parse_args(argv=None):
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
     parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
     return parser, parser.parse_args(argv)
+
+
+def output_paths(out_dir: str, images: List[str]) -> List[str]:
+    """The rates' plot and JSON, then one skip map per image."""
+    names = ['activation_rates.png', 'activation_rates.json']
+    names += [f'{osp.splitext(osp.basename(path))[0]}_dispatch.png' for path in images]
+    return [osp.join(out_dir, name) for name in names]
 
 
 def load_images(cfg, paths: List[str]) -> dict:
@@ -65,12 +73,16 @@ def main(argv=None):
                 if is_local_path(path) and not osp.isfile(path):
                     raise SetupError(f'{path!r} does not exist')
             cfg = load_config(args.config, args.cfg_options)
+            written = output_paths(args.out_dir, args.images)
+            for path in written:
+                refuse_overwriting_inputs(path,
+                                          config_inputs(cfg) + [args.checkpoint, *args.images])
             model = init_model(cfg, args.checkpoint)
             backbone = find_dyt_backbone(model)
             if backbone is None or backbone.dispatch is None:
                 raise SetupError(
                     f'{args.config}: the model has no DyT backbone that dispatches tokens')
-        except SetupError as err:
+        except (SetupError, OutputIsInputError) as err:
             parser.error(str(err))
         data = load_images(cfg, args.images)
         with torch.no_grad():
@@ -83,22 +95,17 @@ def main(argv=None):
         } for block in backbone.dispatch_masks()]
         names, rates = part_rates(masks)
         os.makedirs(args.out_dir, exist_ok=True)
-        written = [
-            osp.join(args.out_dir, name)
-            for name in ('activation_rates.png', 'activation_rates.json')
-        ]
         plot_rates(names, rates, written[0])
         dump_json_atomically(rates_summary(names, rates, args.images), written[1])
         for i, path in enumerate(args.images):
             # Packed inputs are the pipeline's (C, H, W) images, BGR as loaded.
             image = data['inputs'][i].permute(1, 2, 0).numpy()[..., ::-1]
             name = osp.splitext(osp.basename(path))[0]
-            written.append(osp.join(args.out_dir, f'{name}_dispatch.png'))
             view = SkipView(image, [{
                 part: m[i]
                 for part, m in block.items()
             } for block in masks], grid)
-            plot_skip_map([view], backbone.patch_size, name, written[-1])
+            plot_skip_map([view], backbone.patch_size, name, written[2 + i])
         print('\n'.join(['Wrote:'] + written))
 
 

@@ -35,9 +35,10 @@ from mmengine.config import DictAction
 from mmvitdyn.apis import init_model
 from mmvitdyn.deployment import (DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size,
                                  output_names, preprocessing)
-from mmvitdyn.engine.runner_setup import SetupError, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, atomic_target, is_local_path,
-                            refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, atomic_target,
+                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
+                            trusted_names)
 
 
 def parse_args(argv=None):
@@ -76,19 +77,19 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    inputs = [args.config, args.checkpoint]
     try:
         trusted = trusted_names(args.trust_checkpoint, [args.checkpoint])
-        refuse_overwriting_inputs(args.out, inputs)
-    except ValueError as err:  # OutputIsInputError too
+    except ValueError as err:
         parser.error(str(err))
     with trusted_checkpoints(trusted):
         try:
             if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
                 raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
             cfg = load_config(args.config, args.cfg_options)
+            inputs = config_inputs(cfg) + [args.checkpoint]
+            refuse_overwriting_inputs(args.out, inputs)
             model = init_model(cfg, args.checkpoint)
-        except (SetupError, FileNotFoundError) as err:
+        except (SetupError, FileNotFoundError, OutputIsInputError) as err:
             parser.error(str(err))
     size = input_size(model) if args.img_size is None else (args.img_size[0], args.img_size[-1])
     module = export_part(model, args.part)

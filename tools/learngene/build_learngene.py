@@ -34,7 +34,7 @@ from torch import nn
 
 from mmvitdyn.apis import init_model
 from mmvitdyn.datasets import check_data_roots
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
 from mmvitdyn.learngene import ancestry_for, build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
@@ -163,15 +163,12 @@ def batches(model, fetch, items, batch_size: int, progress: ProgressBar):
 def main(argv=None):
     parser, args = parse_args(argv)
     plot = args.plot or osp.splitext(args.out)[0] + '_mad.png'
-    try:
-        for out in (args.out, plot):
-            refuse_overwriting_inputs(out, [args.config, args.checkpoint])
-    except OutputIsInputError as err:
-        parser.error(str(err))
     with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         logger = MMLogger.get_instance('learngene', log_level='INFO')
         try:
             cfg = load_config(args.config, args.cfg_options)
+            for out in (args.out, plot):
+                refuse_overwriting_inputs(out, config_inputs(cfg) + [args.checkpoint, args.data])
             groups = parse_groups(args.ffn_groups) if args.ffn_groups else None
             try:
                 check_clustering_args(args.method, args.eps, args.min_hds, args.k)
@@ -179,7 +176,7 @@ def main(argv=None):
                 raise SetupError(str(err)) from err
             model = build_ancestry(cfg, args.checkpoint, args.device)
             fetch, items = image_samples(cfg, args.data, args.num_images, args.seed)
-        except SetupError as err:
+        except (SetupError, OutputIsInputError) as err:
             parser.error(str(err))
         logger.info(
             f'MAD over {len(items)} images from {args.data or "the val dataset"} on {args.device}')

@@ -20,10 +20,11 @@ import os.path as osp
 from build_learngene import build_ancestry
 from mmengine.config import DictAction
 
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
 from mmvitdyn.learngene import LinearExpansionViT, ViTAncestry
 from mmvitdyn.models import ViT
-from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION, trusted_checkpoints, trusted_names
+from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, refuse_overwriting_inputs,
+                            trusted_checkpoints, trusted_names)
 
 
 def parse_args(argv=None):
@@ -42,8 +43,10 @@ def main(argv=None):
     parser, args = parse_args(argv)
     with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
-            backbone = build_ancestry(
-                load_config(args.config, args.cfg_options), args.checkpoint, 'cpu').backbone
+            cfg = load_config(args.config, args.cfg_options)
+            inputs = config_inputs(cfg) + [args.checkpoint]
+            refuse_overwriting_inputs(args.out, inputs)
+            backbone = build_ancestry(cfg, args.checkpoint, 'cpu').backbone
             tleg = args.method == 'tleg'
             if tleg != isinstance(backbone, LinearExpansionViT) or not isinstance(backbone, ViT):
                 raise SetupError(f'{args.method} takes its learngene from '
@@ -55,9 +58,9 @@ def main(argv=None):
                 learngene = ViTAncestry(backbone).extract_expansion(settings)
             else:
                 learngene = ViTAncestry(backbone).extract_blocks(args.method, settings)
-        except (SetupError, ValueError) as err:
+        except (SetupError, ValueError) as err:  # OutputIsInputError too
             parser.error(str(err))
-        learngene.save(args.out)
+        learngene.save(args.out, inputs)
         print(learngene.summary())
         print(f'wrote {args.out}')
 

@@ -15,7 +15,7 @@ from mmengine.config import DictAction
 from mmengine.runner import load_checkpoint
 
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, load_config
+from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
 from mmvitdyn.learngene import LearngeneViT
 from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, refuse_overwriting_inputs,
                             save_atomically, trusted_checkpoints, trusted_names)
@@ -37,19 +37,17 @@ def parse_args(argv=None):
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    inputs = [args.config, args.checkpoint]
-    try:
-        refuse_overwriting_inputs(args.out, inputs)
-    except OutputIsInputError as err:
-        parser.error(str(err))
     with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
         try:
-            model = init_model(load_config(args.config, args.cfg_options))
+            cfg = load_config(args.config, args.cfg_options)
+            inputs = config_inputs(cfg) + [args.checkpoint]
+            refuse_overwriting_inputs(args.out, inputs)
+            model = init_model(cfg)
             if not isinstance(model.backbone, LearngeneViT):
                 raise SetupError(
                     f'the backbone of {args.config} is {type(model.backbone).__name__}, '
                     'not a LearngeneViT')
-        except SetupError as err:
+        except (SetupError, OutputIsInputError) as err:
             parser.error(str(err))
         load_checkpoint(model, args.checkpoint, map_location='cpu', strict=True)
         model.backbone.materialize()

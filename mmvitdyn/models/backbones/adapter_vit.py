@@ -126,11 +126,17 @@ class AdapterViT(DynamicBackbone, ViT):
     def _note_frozen_weights(self, state_dict, prefix, *args, **kwargs) -> None:
         """Load-state-dict pre-hook: add to :attr:`filled_frozen` the frozen
         parameters ``state_dict`` holds with their shape (after the resizing
-        pre-hooks registered before this one)."""
+        pre-hooks registered before this one) as real values in memory: a
+        sparse, meta or complex tensor of the shape fills nothing."""
         for name, param in self.named_parameters():
             value = state_dict.get(prefix + name)
-            if not param.requires_grad and value is not None and value.shape == param.shape:
+            if not param.requires_grad and self._fills(value, param):
                 self.filled_frozen.add(name)
+
+    @staticmethod
+    def _fills(value, param: nn.Parameter) -> bool:
+        return (isinstance(value, torch.Tensor) and value.layout == torch.strided
+                and not value.is_meta and not value.is_complex() and value.shape == param.shape)
 
     def unfilled_frozen(self) -> List[str]:
         """Frozen parameters that no state dict (nor learngene) filled, but

@@ -11,7 +11,7 @@ from mmengine.model.weight_init import trunc_normal_
 from mmengine.registry import MODELS
 from torch import nn
 
-from ...utils import check_bool, check_int, check_norm_cfg, check_rate
+from ...utils import check_act_cfg, check_bool, check_int, check_norm_cfg, check_rate
 from ..layers import Block, PatchEmbed, heads_are_shared, resize_pos_embed, supplied
 from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
 from .block_checkpoint import checkpoint_block
@@ -171,6 +171,7 @@ class ViT(BaseModule):
         self.layer_scale_init_value = layer_scale_init_value
         check_bool(pre_norm, 'pre_norm')
         check_norm_cfg(norm_cfg)
+        check_act_cfg(act_cfg)
         check_rate(drop_rate, 'drop_rate')
         check_rate(drop_path_rate, 'drop_path_rate')
         self.patch_embed = PatchEmbed(patch_size, in_channels, self.embed_dims, bias=not pre_norm)
@@ -265,10 +266,24 @@ class ViT(BaseModule):
     @staticmethod
     def _parse_out_indices(out_indices: Union[int, Sequence[int]],
                            num_layers: int) -> Tuple[int, ...]:
-        if isinstance(out_indices, int):
+        """``out_indices`` as block indices in [0, num_layers).
+
+        Raises:
+            ValueError: ``out_indices`` is not an int or a sequence of ints in
+                [-num_layers, num_layers), naming the entry (a bool is not an
+                index: ``True == 1``).
+        """
+        allowed = f'an int in [{-num_layers}, {num_layers})'
+        if isinstance(out_indices, int) and not isinstance(out_indices, bool):
             out_indices = [out_indices]
+        elif isinstance(out_indices, (str, bytes)) or not isinstance(out_indices, Sequence):
+            raise ValueError(f'out_indices={out_indices!r} must be {allowed} or a sequence of '
+                             'them (a block index, negative counting from the end)')
         parsed = []
-        for index in out_indices:
+        for position, index in enumerate(out_indices):
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise ValueError(f'out_indices[{position}]={index!r} must be {allowed} (a block '
+                                 'index, negative counting from the end)')
             if not -num_layers <= index < num_layers:
                 raise ValueError(f'out_indices entry {index} is out of range for '
                                  f'{num_layers} layers (allowed: {-num_layers}..{num_layers - 1})')

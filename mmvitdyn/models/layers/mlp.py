@@ -3,7 +3,7 @@ import torch
 from mmcv.cnn import build_activation_layer
 from torch import nn
 
-from ...utils import check_int, check_rate
+from ...utils import check_act_cfg, check_int, check_rate
 
 
 class Mlp(nn.Module):
@@ -26,7 +26,7 @@ class Mlp(nn.Module):
         check_int(hidden_dim, 'feedforward_channels', minimum=1)
         check_rate(drop, 'drop_rate')
         self.fc1 = nn.Linear(dim, hidden_dim)
-        self.act = build_activation_layer(act_cfg)
+        self.act = build_activation_layer(check_act_cfg(act_cfg))
         self.fc2 = nn.Linear(hidden_dim, dim)
         self.drop = nn.Dropout(drop)
 

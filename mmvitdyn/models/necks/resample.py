@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 from mmcv.cnn import build_norm_layer
 from torch import nn
 
-from ...utils import check_number
+from ...utils import check_norm_cfg, check_number
 
 
 def build_resampler(factor: float,
@@ -20,9 +20,12 @@ def build_resampler(factor: float,
     with kernel and stride ``2^-k``.
 
     Raises:
-        ValueError: ``factor`` is not a power of two.
+        ValueError: ``factor`` is not a power of two, or ``norm_cfg`` is bad
+            (see :func:`~mmvitdyn.utils.check_norm_cfg`).
     """
     check_number(factor, 'scale factor', 0, low_open=True)
+    if norm_cfg is not None:
+        check_norm_cfg(norm_cfg)
     steps = math.log2(factor)
     if steps != int(steps):
         raise ValueError(f'scale factor {factor} is not a power of two (e.g. 4, 2, 1, 0.5)')

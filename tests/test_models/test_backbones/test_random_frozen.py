@@ -98,3 +98,22 @@ def test_train_py_without_load_from_stops_at_the_first_step(data_workspace, tmp_
                     data_workspace,
                     check=False)
     assert proc.returncode != 0 and REFUSAL in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize('kind', ['sparse', 'complex'])
+def test_a_tensor_the_copy_cannot_use_does_not_count(kind, tmp_path):
+    """Right shapes, but no real values to copy: mmengine's loader only warns
+    (sparse) or copies the real part (complex)."""
+    vit_state = tiny(ViT, seed=3).state_dict()
+    name = 'blocks.0.attn.qkv.weight'
+    value = vit_state[name]
+    vit_state[name] = {
+        'sparse':
+        lambda: torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.long), [], value.shape),
+        'complex': lambda: value.to(torch.complex64),
+    }[kind]()
+    backbone = random_frozen()
+    load_from(backbone, vit_state, tmp_path / f'{kind}.pth')
+    with pytest.raises(RuntimeError) as error:
+        backbone.train()(images(1))
+    assert f'random initialisation ({name})' in str(error.value)
