@@ -1,6 +1,6 @@
 # Pretraining-Finetuning row of Table 2 on Oxford Flowers-102: the whole
-# ImageNet DeiT-S/16 (12 layers: no 6-layer DeiT-S is pretrained) fine-tuned
-# with the descendants' 500-epoch schedule.
+# ImageNet DeiT-S/16 (12 layers, the table's depth) fine-tuned with the
+# descendants' 500-epoch schedule.
 _base_ = [
     './_base_/models/deit-s-p16.py',
     '../_base_/datasets/flowers102_bs64_deit_224.py',

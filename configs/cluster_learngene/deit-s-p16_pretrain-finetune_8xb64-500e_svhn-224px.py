@@ -1,7 +1,7 @@
 # Pretraining-Finetuning row of the review answer R4 (2) on SVHN: the whole
-# ImageNet DeiT-S/16 (12 layers: no 6-layer DeiT-S is pretrained) fine-tuned
-# with the descendants' 500-epoch schedule (see
-# learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_svhn-224px).
+# ImageNet DeiT-S/16 (12 layers, the table's depth) fine-tuned with the
+# descendants' 500-epoch schedule (see
+# learngene-vit-s-p16-l12-h6_deit-s-eps10_8xb64-500e_svhn-224px).
 _base_ = [
     './_base_/models/deit-s-p16.py',
     '../_base_/datasets/svhn_bs64_deit_224.py',

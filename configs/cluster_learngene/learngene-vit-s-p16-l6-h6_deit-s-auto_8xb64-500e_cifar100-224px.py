@@ -1,4 +1,6 @@
-# Auto-Learngene row of Table 2 on CIFAR-100: the 6-layer descendant of
+# Auto-Learngene on CIFAR-100 at 6 layers, a variant of Table 2's cell
+# learngene-vit-s-p16-l12-h6_deit-s-auto_8xb64-500e_cifar100-224px (12 layers,
+# as the authors train it): the 6-layer descendant of
 # learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_cifar100-224px initialised
 # from DeiT-S's blocks 0-5 in its six layers; its embeddings and final norm are
 # DeiT-S's too (as the paper's comparison loads them), its classifier starts

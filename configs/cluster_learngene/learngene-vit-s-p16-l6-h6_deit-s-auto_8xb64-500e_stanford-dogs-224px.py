@@ -1,5 +1,7 @@
-# Auto-Learngene row of the review answer R4 (2) on Stanford Dogs: the 6-layer
-# descendant of
+# Auto-Learngene on Stanford Dogs (the review answer R4 (2)) at 6 layers, a
+# variant of Table 2's cell
+# learngene-vit-s-p16-l12-h6_deit-s-auto_8xb64-500e_stanford-dogs-224px (12
+# layers, as the authors train it): the 6-layer descendant of
 # learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_stanford-dogs-224px
 # initialised from DeiT-S's blocks 0-5 in its six layers, as on the other data
 # sets (e.g. learngene-vit-s-p16-l6-h6_deit-s-auto_8xb64-500e_cub-224px). The

@@ -1,6 +1,8 @@
-# From-Scratch row of the review answer R4 (2) on EuroSAT: a plain ViT of the
-# 6-layer DeiT-S descendant's shape (_base_/models/vit-s-p16-l6.py) with random
-# weights, nothing from a learngene, and the same 500-epoch schedule (see
+# From-Scratch on EuroSAT (the review answer R4 (2)) at 6 layers, a variant of
+# Table 2's cell learngene-vit-s-p16-l12-h6_scratch_8xb64-500e_eurosat-224px
+# (12 layers, as the authors train it): a plain ViT of the 6-layer DeiT-S
+# descendant's shape (_base_/models/vit-s-p16-l6.py) with random weights,
+# nothing from a learngene, and the same 500-epoch schedule (see
 # learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_eurosat-224px).
 _base_ = [
     './_base_/models/vit-s-p16-l6.py',

@@ -19,6 +19,13 @@ DECREASING = {
     'vit-base-p16-dyt-tome-decreasing_d64_8xb128-100e_cifar100-224px.py': 'mlp',
 }
 MAE_AVG = 'vit-base-p16-mae-dyt-tome_d64_avgpool_8xb128-100e_cifar100-224px.py'
+# ToMe (github.com/facebookresearch/ToMe at af95e4b) on MAE: README.md:115 sets
+# prop_attn=True only for the MAE models it trained with ToMe, False for
+# off-the-shelf ones; tome/patch/mae.py:71 apply_patch defaults to
+# prop_attn=False, its docstring (:79) saying the same for MAE models. The frozen
+# ViT here is MAE's pretrained checkpoint, never trained with ToMe.
+MAE_PROP_ATTN = False
+MAE_PRETRAINED = 'checkpoints/mae-vit-base-p16.pth'
 
 
 def tiny_model(name: str, **backbone):
@@ -39,8 +46,8 @@ def test_config_settings_and_losses(name):
     backbone = dyt_config(name).model.backbone
     if name == MAE_AVG:
         assert (backbone.dispatch, backbone.out_type) == ('mlp', 'avg_featmap')
-        assert backbone.token_reduction == dict(type='ToMe', r=16, prop_attn=True)
-        assert backbone.init_cfg.checkpoint == 'checkpoints/mae-vit-base-p16.pth'
+        assert backbone.token_reduction == dict(type='ToMe', r=16, prop_attn=MAE_PROP_ATTN)
+        assert backbone.init_cfg.checkpoint == MAE_PRETRAINED
     else:
         assert (backbone.dispatch, backbone.out_type) == (DECREASING[name], 'cls_token')
         assert backbone.token_reduction == dict(type='ToMe', r=(8, -1))
@@ -93,3 +100,13 @@ def test_mae_head_pools_tokens_by_the_patches_they_hold():
     expected = (tokens[:, 1:] * size[:, 1:]).sum(dim=1) / 36
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
     assert (out - tokens[:, 1:].mean(dim=1)).abs().max() > 1e-2
+
+
+def test_mae_tome_treats_the_frozen_mae_as_off_the_shelf():
+    """The MAE ViT's attention never trains (only adapters, dispatchers and the
+    head do), so it stays the off-the-shelf MAE's: ToMe adds no log(size) to its
+    attention logits, as ToMe's MAE patch does for such models."""
+    model = tiny_model(MAE_AVG)
+    attention = {n: p for n, p in model.backbone.named_parameters() if '.attn.' in n}
+    assert attention and not any(p.requires_grad for p in attention.values())
+    assert model.backbone.token_reduction.prop_attn is MAE_PROP_ATTN

@@ -20,6 +20,8 @@ CONFIGS = sorted(CONFIG_DIR.glob('*.py'))
 WIDTH = 48  # the tiny learngenes' embed dim: 12 heads of 4, 6 of 8, 3 of 16
 DATASETS = ('cifar10', 'cifar100', 'flowers102', 'stanford-cars', 'cub', 'food101', 'inat2019',
             'stanford-dogs', 'nabirds', 'svhn', 'dtd', 'eurosat', 'resisc45')
+# The From-Scratch rows of Table 2 (12 layers) and of their 6-layer variants.
+DEIT_S_SCRATCH = 'learngene-vit-s-p16-l{}-h6_scratch_8xb64-500e_{}-224px.py'
 # From-Scratch baselines: the descendant's shape (embed dims, layers, heads,
 # head dim, FFN, patch, image size) as a plain ViT.
 SCRATCH = {
@@ -28,8 +30,9 @@ SCRATCH = {
     (768, 12, 6, 64, 3072, 16, 224),
     'learngene-vit-mini-p4-h3_scratch_1xb32-10e_digits-32px.py': (192, 6, 3, 32, 768, 4, 32),
     **{
-        f'learngene-vit-s-p16-l6-h6_scratch_8xb64-500e_{d}-224px.py': (384, 6, 6, 64, 1536, 16, 224)
+        DEIT_S_SCRATCH.format(n, d): (384, n, 6, 64, 1536, 16, 224)
         for d in DATASETS
+        for n in (12, 6)
     },
 }
 # Tiny stand-ins of the Swin learngenes: stage-0 width and the real heads per

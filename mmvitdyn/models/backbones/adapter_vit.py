@@ -11,7 +11,7 @@ from ..layers.adapter import ADAPTER_LAYER_NORMS, EXPERT_ADAPTERS, LEARNABLE_SCA
 from .dynamic_backbone import DynamicBackbone
 from .vit import ViT
 
-ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm', 'mixing')
+ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm', 'mixing', 'share_up')
 
 
 def check_adapter_cfg(cfg: dict) -> dict:
@@ -39,6 +39,11 @@ def check_adapter_cfg(cfg: dict) -> dict:
         raise ValueError(f'adapter_cfg.mixing={mixing!r} is not one of {tuple(EXPERT_ADAPTERS)} '
                          "('adamix' mixes num_experts >= 2 experts, got "
                          f"num_experts={cfg.get('num_experts', 1)})")
+    if 'share_up' in cfg:
+        check_bool(cfg['share_up'], 'adapter_cfg.share_up')
+        if mixing != 'adamix':
+            raise ValueError("adapter_cfg.share_up is an AdaMix setting (mixing='adamix'), "
+                             f'got mixing={mixing!r}')
     return cfg
 
 

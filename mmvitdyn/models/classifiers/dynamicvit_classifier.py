@@ -8,6 +8,7 @@ from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
 
 from ..backbones import DynamicViT
+from .head_loss import head_loss
 
 # How the final patch tokens are distilled: MSE (the official DeiT runs) or KL.
 TOKEN_DISTILL = ('mse', 'kl')
@@ -99,11 +100,10 @@ class DynamicViTClassifier(ImageClassifier):
                 teacher_logits = self.head(self.extract_feat(inputs))
                 teacher_tokens = self._patch_tokens().detach()
             if self.complete_loss:
-                losses['loss_cls_complete'] = self.head._get_loss(teacher_logits,
-                                                                  data_samples)['loss']
+                losses['loss_cls_complete'] = head_loss(self.head, teacher_logits, data_samples)
             teacher_logits = teacher_logits.detach()
         logits = self.head(self.extract_feat(inputs))
-        losses['loss_cls'] = self.head._get_loss(logits, data_samples)['loss']
+        losses['loss_cls'] = head_loss(self.head, logits, data_samples)
         decisions = self.backbone.decisions
         targets = [self.backbone.keep_rate**(k + 1) for k in range(len(decisions))]
         if self.rate_loss_weight > 0:

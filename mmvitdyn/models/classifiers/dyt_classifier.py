@@ -10,7 +10,9 @@ from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
 from torch import nn
 
+from ...utils import check_number
 from ..dyt_objective import DyTObjectiveMixin
+from .head_loss import head_loss
 
 
 def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
@@ -37,6 +39,18 @@ def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
     optim_wrapper._inner_count = count
 
 
+def symmetric_kl(logits: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """``(KL(sg(q) || p) + KL(sg(p) || q)) / 2`` of the softmaxes p, q of two
+    logit tensors (B, num_classes), each KL summed over classes and averaged
+    over the batch, in float32; ``sg`` stops the gradient, so each term
+    trains the tensor whose log-softmax it takes."""
+    log_p = F.log_softmax(logits.float(), dim=-1)
+    log_q = F.log_softmax(other.float(), dim=-1)
+    return 0.5 * (
+        F.kl_div(log_p, log_q.detach(), reduction='batchmean', log_target=True) +
+        F.kl_div(log_q, log_p.detach(), reduction='batchmean', log_target=True))
+
+
 @MODELS.register_module()
 class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
     """ImageClassifier with Dynamic Tuning's training objective.
@@ -47,9 +61,14 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
 
         L = CE(z, y) + CE(z', y) + KL(softmax(z') || softmax(z))
             + rate_loss_weight * (mean activation - target_rate)^2
+            + consistency_loss_weight * symmetric_kl(z, z2)
 
-    (z' detached in the KL term). The complete pass is back-propagated before
-    the dynamic pass runs, so the two graphs are never held together.
+    (z' detached in the KL term). z2 are the logits of a second dynamic pass
+    (other random draws of a stochastic backbone, e.g. AdaMix's experts),
+    which enters only the consistency term (:func:`symmetric_kl`, logged as
+    ``loss_consistency``); the two dynamic passes share one graph. The
+    complete pass is back-propagated before the dynamic pass runs, so the
+    complete and dynamic graphs are never held together.
     Distributed training runs the same step through
     ``TwoPassDistributedDataParallel`` (mmvitdyn.engine), which the tools
     choose for this model; mmengine's own wrapper would call :meth:`loss`
@@ -60,11 +79,21 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
         distill_loss (bool): Add the KL distillation term. Defaults to True.
         rate_loss_weight (float): Weight of the activation-rate loss; 0 turns
             it off. Defaults to 2.
+        consistency_loss_weight (float): Weight (>= 0) of the symmetric KL
+            between two dynamic passes; 0 turns it off (one dynamic pass).
+            Defaults to 0.
         **kwargs: Arguments of mmpretrain's ``ImageClassifier``.
     """
 
-    def __init__(self, *args, complete_loss: bool = True, distill_loss: bool = True, **kwargs):
+    def __init__(self,
+                 *args,
+                 complete_loss: bool = True,
+                 distill_loss: bool = True,
+                 consistency_loss_weight: float = 0.0,
+                 **kwargs):
         super().__init__(*args, complete_loss=complete_loss, distill_loss=distill_loss, **kwargs)
+        check_number(consistency_loss_weight, 'consistency_loss_weight', 0)
+        self.consistency_loss_weight = consistency_loss_weight
 
     @property
     def needs_complete_pass(self) -> bool:
@@ -77,9 +106,10 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
 
     def dynamic_losses(self, inputs: torch.Tensor, data_samples: List[DataSample],
                        teacher: Optional[torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """Losses of the dynamic pass, plus activation rates to log."""
+        """Losses of the dynamic pass (and of its consistency with a second
+        one), plus activation rates to log."""
         logits = self.head(self.extract_feat(inputs))
-        losses = {'loss_cls': self.head._get_loss(logits, data_samples)['loss']}
+        losses = {'loss_cls': head_loss(self.head, logits, data_samples)}
         if self.dispatching:
             if self.distill_loss and teacher is not None:
                 losses['loss_distill'] = F.kl_div(
@@ -87,6 +117,9 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
                     F.softmax(teacher, dim=-1),
                     reduction='batchmean')
             losses.update(self.rate_terms())
+        if self.consistency_loss_weight > 0:
+            second = self.head(self.extract_feat(inputs))
+            losses['loss_consistency'] = self.consistency_loss_weight * symmetric_kl(logits, second)
         return losses
 
     def forward(self,
@@ -115,7 +148,7 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
         if self.needs_complete_pass:
             complete = self.complete_logits(inputs)
             if self.complete_loss:
-                losses['loss_cls_complete'] = self.head._get_loss(complete, data_samples)['loss']
+                losses['loss_cls_complete'] = head_loss(self.head, complete, data_samples)
             teacher = complete.detach()
         losses.update(self.dynamic_losses(inputs, data_samples, teacher))
         return losses
@@ -155,7 +188,7 @@ class DyTImageClassifier(DyTObjectiveMixin, ImageClassifier):
                 with first_pass(), torch.set_grad_enabled(self.complete_loss):
                     complete = caller(inputs, mode='complete')
                     if self.complete_loss:
-                        loss_complete = self.head._get_loss(complete, data_samples)['loss']
+                        loss_complete = head_loss(self.head, complete, data_samples)
                         backward_now(optim_wrapper, loss_complete)
                         logged['loss_cls_complete'] = loss_complete.detach()
                 teacher = complete.detach()

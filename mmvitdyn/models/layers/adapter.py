@@ -95,29 +95,39 @@ class Adapter(_BottleneckAdapter):
 
 
 class _ExpertAdapter(_BottleneckAdapter):
-    """What the mixtures of adapters share: ``num_experts`` down/up pairs
-    stacked in four parameters, each expert initialised as :class:`Adapter`.
+    """What the mixtures of adapters share: ``num_experts`` down-projections
+    and ``num_up_experts`` up-projections stacked in four parameters, each
+    expert initialised as :class:`Adapter`.
 
     Args:
         dim (int): Token width C.
         bottleneck (int): Hidden width d of every expert.
-        num_experts (int): Number of experts E.
+        num_experts (int): Number of experts E (down-projections).
         scale (float | str): Output multiplier, or ``'learnable'``.
         dropout (float): Dropout on the hidden activation.
         layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
+        num_up_experts (int, optional): Number of up-projections U; None for E.
+            Defaults to None.
 
     Attributes:
         down_weight (Parameter): (E, C, d). ``down_bias``: (E, d).
-        up_weight (Parameter): (E, d, C). ``up_bias``: (E, C).
+        up_weight (Parameter): (U, d, C). ``up_bias``: (U, C).
     """
 
-    def __init__(self, dim: int, bottleneck: int, num_experts: int, scale: Union[float, str],
-                 dropout: float, layer_norm: Optional[str]):
+    def __init__(self,
+                 dim: int,
+                 bottleneck: int,
+                 num_experts: int,
+                 scale: Union[float, str],
+                 dropout: float,
+                 layer_norm: Optional[str],
+                 num_up_experts: Optional[int] = None):
         super().__init__(dim, scale, dropout, layer_norm)
+        num_up = num_experts if num_up_experts is None else num_up_experts
         self.down_weight = nn.Parameter(torch.empty(num_experts, dim, bottleneck))
         self.down_bias = nn.Parameter(torch.zeros(num_experts, bottleneck))
-        self.up_weight = nn.Parameter(torch.zeros(num_experts, bottleneck, dim))
-        self.up_bias = nn.Parameter(torch.zeros(num_experts, dim))
+        self.up_weight = nn.Parameter(torch.zeros(num_up, bottleneck, dim))
+        self.up_bias = nn.Parameter(torch.zeros(num_up, dim))
 
     def reset_parameters(self):
         super().reset_parameters()
@@ -176,16 +186,20 @@ class MoEAdapter(_ExpertAdapter):
 
 
 class AdaMixAdapter(_ExpertAdapter):
-    """AdaMix (Wang et al. 2022): ``num_experts`` down- and up-projections
-    without a router.
+    """AdaMix (Wang et al. 2022): ``num_experts`` down-projections and one
+    shared up-projection (or ``num_experts`` of them), without a router.
 
     In training every forward draws one down-projection and one
     up-projection, independently and uniformly, from torch's global RNG
-    (:meth:`choose_experts`), and the whole batch uses that pair. In
+    (:meth:`choose_experts`), and the whole batch uses that pair; with
+    ``share_up`` the up-projection is the one every expert shares. In
     evaluation the experts are merged by averaging their weights and biases
     into one adapter (:meth:`merged_weights`). Every expert starts as the same
-    adapter (the AdaMix code copies one module), so the average starts equal
-    to each expert.
+    adapter, so the average starts equal to each expert.
+
+    The experts are slices of stacked parameters: a forward gives the experts
+    it did not draw a zero gradient (not None), so AdamW still decays them
+    and moves them by its moments.
 
     Args:
         dim (int): Token width C.
@@ -195,6 +209,9 @@ class AdaMixAdapter(_ExpertAdapter):
         dropout (float): Dropout on the hidden activation. Defaults to 0.1.
         layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
             Defaults to None.
+        share_up (bool): One up-projection (``up_weight`` (1, d, C)) shared
+            by all E down-projections; False for E up-projections.
+            Defaults to True.
     """
 
     def __init__(self,
@@ -203,8 +220,11 @@ class AdaMixAdapter(_ExpertAdapter):
                  num_experts: int,
                  scale: Union[float, str] = 0.1,
                  dropout: float = 0.1,
-                 layer_norm: Optional[str] = None):
-        super().__init__(dim, bottleneck, num_experts, scale, dropout, layer_norm)
+                 layer_norm: Optional[str] = None,
+                 share_up: bool = True):
+        super().__init__(dim, bottleneck, num_experts, scale, dropout, layer_norm,
+                         1 if share_up else num_experts)
+        self.share_up = share_up
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -214,8 +234,10 @@ class AdaMixAdapter(_ExpertAdapter):
             self.down_weight[1:] = self.down_weight[0]
 
     def choose_experts(self) -> Tuple[int, int]:
-        """Indices (down, up) of a training forward, drawn uniformly from torch's global RNG."""
-        down, up = torch.randint(self.down_weight.shape[0], (2, )).tolist()
+        """Indices (down, up) of a training forward, each drawn uniformly from
+        torch's global RNG (the down index first)."""
+        down = int(torch.randint(self.down_weight.shape[0], ()))
+        up = int(torch.randint(self.up_weight.shape[0], ()))
         return down, up
 
     def merged_weights(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

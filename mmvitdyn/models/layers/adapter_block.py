@@ -14,11 +14,15 @@ def build_adapter(dim: int,
                   dropout: float = 0.1,
                   num_experts: int = 1,
                   layer_norm: Optional[str] = None,
-                  mixing: str = 'router') -> nn.Module:
+                  mixing: str = 'router',
+                  share_up: bool = True) -> nn.Module:
     """An :class:`Adapter`; when ``num_experts > 1`` a :class:`MoEAdapter`
-    (``mixing='router'``) or an :class:`AdaMixAdapter` (``mixing='adamix'``)."""
+    (``mixing='router'``) or an :class:`AdaMixAdapter` (``mixing='adamix'``,
+    ``share_up``: one up-projection for all experts)."""
     if num_experts > 1:
-        return EXPERT_ADAPTERS[mixing](dim, bottleneck, num_experts, scale, dropout, layer_norm)
+        extra = dict(share_up=share_up) if mixing == 'adamix' else {}
+        return EXPERT_ADAPTERS[mixing](dim, bottleneck, num_experts, scale, dropout, layer_norm,
+                                       **extra)
     return Adapter(dim, bottleneck, scale, dropout, layer_norm)
 
 

@@ -5,6 +5,7 @@ from typing import Optional
 import torch
 from mmengine.model.weight_init import trunc_normal_
 from torch import nn
+from torch.nn import functional as F
 
 from ...utils import check_bool, check_number
 
@@ -15,7 +16,14 @@ from ...utils import check_bool, check_number
 DISPATCH_MODES = ('threshold', 'topk', 'soft_topk')
 # The modes that keep a fixed count of tokens per image (they take ``keep_rate``).
 TOPK_MODES = ('topk', 'soft_topk')
-# Halvings of the bracket on the row shift in :func:`soft_topk` (float64: far below float32 eps).
+# How :func:`soft_topk` solves for lambda: CoDA's fixed dual rounds, or exactly.
+SOFT_TOPK_SOLVERS = ('coda', 'exact')
+# CoDA's rounds and epsilon-scaling: 20 rounds, the first at epsilon 4, each
+# next one at 0.7 times the last, never below the target (docs/recipes.md).
+CODA_ROUNDS = 20
+CODA_EPSILON_START = 4.0
+CODA_EPSILON_DECAY = 0.7
+# Halvings of the bracket on the row shift of the exact solver (float64: far below float32 eps).
 BISECTION_STEPS = 64
 
 
@@ -24,32 +32,67 @@ def topk_count(keep_rate: float, num_tokens: int) -> int:
     return int(math.floor(keep_rate * num_tokens + 0.5))
 
 
-def soft_topk(scores: torch.Tensor, k: int, epsilon: float) -> torch.Tensor:
+def soft_topk(scores: torch.Tensor, k: int, epsilon: float, solver: str = 'coda') -> torch.Tensor:
     """Soft top-k weights of Conditional Adapters (CoDA, Lei et al. 2023).
 
-    ``lambda`` relaxes the top-k indicator of each row of ``scores`` s: it
-    solves ``max <s, lambda> + epsilon * H(lambda)`` with ``H(lambda) = -sum
-    lambda_i log lambda_i``, ``sum lambda = k`` and every ``lambda_i`` in
+    ``lambda`` relaxes the top-k indicator of each row of ``scores`` s: the
+    problem is ``max <s, lambda> + epsilon * H(lambda)`` with ``H(lambda) =
+    -sum lambda_i log lambda_i``, ``sum lambda = k`` and every ``lambda_i`` in
     [0, 1]. Its solution is ``lambda_i = min(1, exp((s_i + a) / epsilon))``
-    with the one number ``a`` per row that makes the row sum k. CoDA reaches
-    it by coordinate ascent on the dual; a fixed number of its rounds falls
-    short of k once the scores spread (see ``docs/recipes.md``), so ``a`` is
-    found here by bisection (the row sum is increasing in ``a``) and its
-    gradient is the implicit one, ``da/ds_j = -lambda_j / sum_free lambda_i``
-    over the weights below 1. As epsilon -> 0, lambda tends to the 0/1 top-k
-    indicator.
+    with the one number ``a`` per row that makes the row sum k.
+
+    ``solver='coda'`` runs CoDA's coordinate ascent on the dual variables a
+    (per row) and b (per token) as CoDA does: from ``b = -s``,
+    :data:`CODA_ROUNDS` rounds, round t at ``eps_t = max(4 * 0.7^t,
+    epsilon)`` (epsilon-scaling)::
+
+        a <- eps_t * (log k - logsumexp((s + b) / eps_t))
+        b <- -relu(s + a)
+
+    then ``lambda = exp((s + a + b) / eps_T) = exp(min(s + a, 0) / eps_T)``
+    (``eps_T = max(4 * 0.7^20, epsilon)``), differentiated through the
+    rounds. A fixed count of rounds stops short of the solution: rows sum to
+    less than k once the scores spread beyond epsilon.
+    ``solver='exact'`` finds ``a`` by bisection (the row sum increases with
+    ``a``), rows sum to k, and its gradient is the implicit one, ``da/ds_j =
+    -lambda_j / sum_free lambda_i`` over the weights below 1. Either way, as
+    epsilon -> 0 lambda tends to the 0/1 top-k indicator.
 
     Args:
         scores (Tensor): Router scores (B, N).
-        k (int): Weight to distribute per row, 0 <= k <= N.
+        k (int): Weight to distribute per row, 0 <= k <= N (k = 0 or N: all
+            0 or all 1).
         epsilon (float): Entropy weight (> 0); smaller is closer to hard top-k.
+        solver (str): 'coda' (CoDA's rounds) or 'exact'. Defaults to 'coda'.
 
     Returns:
-        Tensor: lambda (B, N), values in [0, 1], rows summing to k.
+        Tensor: lambda (B, N), values in [0, 1]; rows summing to k ('exact')
+        or short of it ('coda').
     """
+    if solver not in SOFT_TOPK_SOLVERS:
+        raise ValueError(f'soft_topk solver={solver!r} is not one of {SOFT_TOPK_SOLVERS}')
     n = scores.shape[-1]
     if k <= 0 or k >= n:
         return torch.full_like(scores, float(k > 0))
+    if solver == 'coda':
+        return _coda_rounds(scores, k, epsilon)
+    return _exact_soft_topk(scores, k, epsilon)
+
+
+def _coda_rounds(scores: torch.Tensor, k: int, epsilon: float) -> torch.Tensor:
+    """lambda (B, N) after CoDA's dual rounds (see :func:`soft_topk`)."""
+    log_k = math.log(k)
+    b = -scores
+    current = max(CODA_EPSILON_START, epsilon)
+    for _ in range(CODA_ROUNDS):
+        a = current * (log_k - torch.logsumexp((scores + b) / current, dim=-1, keepdim=True))
+        b = -F.relu(scores + a)
+        current = max(current * CODA_EPSILON_DECAY, epsilon)
+    return torch.exp((scores + a + b) / current)
+
+
+def _exact_soft_topk(scores: torch.Tensor, k: int, epsilon: float) -> torch.Tensor:
+    """lambda (B, N) solved exactly, 0 < k < N (see :func:`soft_topk`)."""
     z = scores / epsilon
     with torch.no_grad():
         # In units of epsilon: a row sums to <= k at `low` (without the cap
@@ -90,10 +133,11 @@ class TokenDispatcher(nn.Module):
     ``mode='soft_topk'`` (CoDA's soft top-k, "DyT-top-K" of the DyT authors'
     review): the same k tokens with the largest logits are kept, and the mask
     carries their soft top-k weights ``lambda`` (:func:`soft_topk` of the
-    logits): ``m = lambda * 1[top-k]``, values in [0, 1], zero for skipped
-    tokens, so a gated part's output of a kept token is scaled by its lambda.
-    Gradients reach the gate through lambda (no straight-through, no noise).
-    Training and evaluation compute the same mask.
+    logits, by CoDA's dual rounds or exactly, ``solver``):
+    ``m = lambda * 1[top-k]``, values in [0, 1], zero for skipped tokens, so a
+    gated part's output of a kept token is scaled by its lambda. Gradients
+    reach the gate through lambda (no straight-through, no noise). Training
+    and evaluation compute the same mask.
 
     The first ``num_prefix_tokens`` tokens (class token ...) are always active (mask 1).
 
@@ -108,6 +152,9 @@ class TokenDispatcher(nn.Module):
             'soft_topk'; must be None for 'threshold'.
         epsilon (float, optional): Entropy weight of 'soft_topk' (> 0); must
             be None for the other modes.
+        solver (str, optional): How 'soft_topk' solves for lambda: 'coda'
+            (CoDA's fixed dual rounds, used when None) or 'exact' (rows sum
+            to k); must be None for the other modes. Defaults to None.
     """
 
     def __init__(self,
@@ -116,7 +163,8 @@ class TokenDispatcher(nn.Module):
                  gumbel: bool = True,
                  mode: str = 'threshold',
                  keep_rate: Optional[float] = None,
-                 epsilon: Optional[float] = None):
+                 epsilon: Optional[float] = None,
+                 solver: Optional[str] = None):
         super().__init__()
         check_number(tau, 'dispatcher_cfg.tau', 0, low_open=True)
         check_bool(gumbel, 'dispatcher_cfg.gumbel')
@@ -132,15 +180,22 @@ class TokenDispatcher(nn.Module):
             if gumbel:
                 raise ValueError("dispatcher_cfg.gumbel=True: mode='soft_topk' (CoDA's soft "
                                  'top-k) adds no noise; set gumbel=False')
-        elif epsilon is not None:
-            raise ValueError(f"dispatcher_cfg.epsilon={epsilon!r} is only for "
-                             f"mode='soft_topk' (mode={mode!r}): leave it None")
+            solver = 'coda' if solver is None else solver
+            if solver not in SOFT_TOPK_SOLVERS:
+                raise ValueError(f'dispatcher_cfg.solver={solver!r} is not one of '
+                                 f'{SOFT_TOPK_SOLVERS}')
+        else:
+            for name, value in (('epsilon', epsilon), ('solver', solver)):
+                if value is not None:
+                    raise ValueError(f"dispatcher_cfg.{name}={value!r} is only for "
+                                     f"mode='soft_topk' (mode={mode!r}): leave it None")
         self.gate = nn.Linear(dim, 1)
         self.tau = tau
         self.gumbel = gumbel
         self.mode = mode
         self.keep_rate = keep_rate
         self.epsilon = epsilon
+        self.solver = solver
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -158,7 +213,7 @@ class TokenDispatcher(nn.Module):
         """``lambda * 1[top-k]`` (B, N) of the logits (see :func:`soft_topk`)."""
         hard = self._topk(logits.detach())
         k = topk_count(self.keep_rate, logits.shape[1])
-        weights = soft_topk(logits, k, self.epsilon)
+        weights = soft_topk(logits, k, self.epsilon, self.solver)
         return weights * hard
 
     def forward(self, x: torch.Tensor, num_prefix_tokens: int = 1) -> torch.Tensor:

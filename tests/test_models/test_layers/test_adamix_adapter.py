@@ -1,4 +1,5 @@
-"""AdaMix: a random down/up expert pair per training forward, their average at inference."""
+"""AdaMix: a random down/up expert pair per training forward (one up-projection
+shared by default), their average at inference."""
 import copy
 import itertools
 
@@ -18,9 +19,10 @@ from mmvitdyn.models import AdaMixAdapter, DyTViT
 C, D, E = 16, 4, 3
 
 
-def adamix(scale=0.5):
-    """An AdaMix adapter whose experts all differ (they start equal)."""
-    adapter = AdaMixAdapter(C, D, num_experts=E, scale=scale, dropout=0.0)
+def adamix(scale=0.5, share_up=False):
+    """An AdaMix adapter whose experts all differ (they start equal); E
+    up-projections unless ``share_up``."""
+    adapter = AdaMixAdapter(C, D, num_experts=E, scale=scale, dropout=0.0, share_up=share_up)
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for param in adapter.parameters():
@@ -80,11 +82,12 @@ def test_inference_is_the_adapter_with_averaged_weights():
     assert (out - average_of_outputs).abs().max() > 0.1  # merging weights, not outputs
 
 
-def test_experts_start_equal_and_the_adapter_starts_as_zero():
+@pytest.mark.parametrize('share_up', [True, False])
+def test_experts_start_equal_and_the_adapter_starts_as_zero(share_up):
     torch.manual_seed(0)
-    adapter = AdaMixAdapter(C, D, num_experts=E)
+    adapter = AdaMixAdapter(C, D, num_experts=E, share_up=share_up)
     for param in (adapter.down_weight, adapter.down_bias, adapter.up_weight, adapter.up_bias):
-        assert all(torch.equal(param[e], param[0]) for e in range(E))
+        assert all(torch.equal(param[e], param[0]) for e in range(len(param)))
     assert adapter.down_weight.abs().max() > 0 and adapter.up_weight.abs().max() == 0
     assert adapter.eval()(tokens()).abs().max() == 0
 
@@ -94,12 +97,88 @@ def test_gradients_reach_the_drawn_pair_only():
     torch.manual_seed(5)
     adapter.train()(x).square().sum().backward()
     torch.manual_seed(5)
-    down, up = torch.randint(E, (2, )).tolist()  # the pair the forward drew
+    down, up = int(torch.randint(E, ())), int(torch.randint(E, ()))  # the pair the forward drew
     for name, expert in (('down_weight', down), ('down_bias', down), ('up_weight', up), ('up_bias',
                                                                                          up)):
         grad = getattr(adapter, name).grad
         assert [bool(grad[e].abs().sum() > 0) for e in range(E)] == [e == expert
                                                                      for e in range(E)], name
+
+
+def test_the_up_projection_is_shared_by_default():
+    adapter = AdaMixAdapter(C, D, num_experts=E)
+    assert adapter.share_up
+    assert adapter.down_weight.shape == (E, C, D) and adapter.down_bias.shape == (E, D)
+    assert adapter.up_weight.shape == (1, D, C) and adapter.up_bias.shape == (1, C)
+
+
+def test_every_drawn_expert_trains_the_one_shared_up_projection():
+    """Whichever down-projection a forward draws, the output is
+    ``scale * (relu(x W_i + b_i) U + c)`` with the one (U, c), and U, c get
+    that expression's gradients (plain torch on leaf copies)."""
+    adapter, x = adamix(share_up=True), tokens()
+    adapter.train()
+    torch.manual_seed(6)
+    drawn = set()
+    for _ in range(20):
+        adapter.zero_grad()
+        out = adapter(x)
+        out.square().sum().backward()
+        down_grads = adapter.down_weight.grad.flatten(1).abs().sum(1)
+        (down, ) = down_grads.nonzero().flatten().tolist()  # the one down-projection drawn
+        drawn.add(down)
+        up_w, up_b = (
+            p.detach()[0].clone().requires_grad_() for p in (adapter.up_weight, adapter.up_bias))
+        hidden = F.relu(x @ adapter.down_weight[down].detach() + adapter.down_bias[down].detach())
+        expected = (hidden @ up_w + up_b) * adapter.scale
+        expected.square().sum().backward()
+        torch.testing.assert_close(out, expected)
+        torch.testing.assert_close(adapter.up_weight.grad[0], up_w.grad)
+        torch.testing.assert_close(adapter.up_bias.grad[0], up_b.grad)
+        assert up_w.grad.abs().sum() > 0
+    assert drawn == set(range(E))
+
+
+def test_adamw_moves_undrawn_experts_as_adamix_runs_do():
+    """An expert is a slice of a stacked parameter: a step that does not draw it
+    gives it a zero gradient, which AdamW decays and moves by its moments. The
+    reference is AdaMix's layout written in plain torch: separate Linear experts
+    whose gradients are zeroed, not set to None, between steps (torch 1.9's
+    ``zero_grad``), so an expert drawn once is updated by every later step
+    there too; an expert not yet drawn has grad None and stays put there,
+    while ours is decayed (which is why expert 1 and the up-projection, drawn
+    with it, are not compared)."""
+    adapter, x = adamix(share_up=True), tokens()
+    adapter.train()
+    lr, wd, draws = 0.01, 0.1, [(0, 0), (1, 0), (1, 0)]
+    downs = [torch.nn.Linear(C, D) for _ in range(E)]
+    up = torch.nn.Linear(D, C)
+    with torch.no_grad():
+        for e, linear in enumerate(downs):
+            linear.weight.copy_(adapter.down_weight[e].T)
+            linear.bias.copy_(adapter.down_bias[e])
+        up.weight.copy_(adapter.up_weight[0].T)
+        up.bias.copy_(adapter.up_bias[0])
+    initial = adapter.down_weight.detach().clone()
+    reference = [p for m in downs + [up] for p in m.parameters()]
+    ref_opt = torch.optim.AdamW(reference, lr=lr, weight_decay=wd)
+    opt = torch.optim.AdamW(adapter.parameters(), lr=lr, weight_decay=wd)
+    adapter.choose_experts = iter(draws).__next__  # the draws, fixed
+    after = []
+    for down, _ in draws:
+        (up(F.relu(downs[down](x))) * adapter.scale).square().sum().backward()
+        ref_opt.step()
+        ref_opt.zero_grad(set_to_none=False)
+        adapter(x).square().sum().backward()
+        opt.step()
+        opt.zero_grad()
+        after.append(adapter.down_weight.detach().clone())
+    # Expert 0, drawn in step 1 only, moves in steps 2 and 3 as AdaMix's does.
+    torch.testing.assert_close(adapter.down_weight[0].detach(), downs[0].weight.detach().T)
+    assert not torch.equal(after[2][0], after[1][0])
+    # Expert 2 was never drawn: zero moments, so only the decay, (1 - lr wd) a step.
+    torch.testing.assert_close(after[2][2], initial[2] * (1 - lr * wd)**3)
+    assert torch.equal(downs[2].weight.detach().T, initial[2])
 
 
 ADAMIX = dict(bottleneck=4, scale=1.0, dropout=0.0, num_experts=E, mixing='adamix')
@@ -156,6 +235,8 @@ def test_flops_are_those_of_one_adapter():
 @pytest.mark.parametrize('adapter_cfg,message', [
     (dict(ADAMIX, num_experts=1), "mixing='adamix' is not one of"),
     (dict(ADAMIX, mixing='soup'), "mixing='soup' is not one of \\('router', 'adamix'\\)"),
+    (dict(ADAMIX, share_up='no'), 'adapter_cfg.share_up'),
+    (dict(ADAMIX, mixing='router', share_up=True), "share_up is an AdaMix setting"),
 ])
 def test_bad_settings_are_named(adapter_cfg, message):
     with pytest.raises(ValueError, match=message):
@@ -171,12 +252,14 @@ ADAMIX_CONFIGS = {
 
 
 @pytest.mark.parametrize('name', sorted(ADAMIX_CONFIGS))
-def test_configs_change_only_the_adapter(name):
-    """The DyT config with 4 AdaMix experts; with a tiny ViT it builds AdaMix
-    adapters of the config's width and trains."""
+def test_configs_change_only_the_adapter_and_the_consistency_loss(name):
+    """The DyT config with 4 AdaMix experts (one shared up-projection) and a
+    consistency loss of weight 1; with a tiny ViT it builds AdaMix adapters of
+    the config's width and trains."""
     cfg, base = copy.deepcopy(dyt_config(name)), dyt_config(ADAMIX_CONFIGS[name])
     expected = copy.deepcopy(base.model)
     expected.backbone.adapter_cfg.update(num_experts=4, mixing='adamix')
+    expected.update(consistency_loss_weight=1.0)
     assert cfg.model == expected
     for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'train_dataloader'):
         assert cfg[key] == base[key], key
@@ -187,7 +270,16 @@ def test_configs_change_only_the_adapter(name):
     model.init_weights()
     adapter = model.backbone.blocks[0].adapter
     assert type(adapter) is AdaMixAdapter
-    assert adapter.down_weight.shape == (4, TINY_ARCH['embed_dims'],
-                                         base.model.backbone.adapter_cfg.bottleneck)
+    width, bottleneck = TINY_ARCH['embed_dims'], base.model.backbone.adapter_cfg.bottleneck
+    assert adapter.down_weight.shape == (4, width, bottleneck)
+    assert adapter.up_weight.shape == (1, bottleneck, width)  # shared
     losses = model.loss(images(2), [DataSample().set_gt_label(i) for i in range(2)])
+    assert 'loss_consistency' in losses
     assert all(torch.isfinite(v) for v in losses.values())
+
+
+@pytest.mark.parametrize('share_up, ups', [(True, 1), (False, E)])
+def test_the_config_key_chooses_the_up_projections(share_up, ups):
+    backbone = tiny(DyTViT, adapter_cfg=dict(ADAMIX, share_up=share_up))
+    adapter = backbone.blocks[0].adapter
+    assert adapter.up_weight.shape[0] == ups

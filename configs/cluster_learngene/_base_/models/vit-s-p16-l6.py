@@ -1,7 +1,8 @@
-# The From-Scratch baseline of the 6-layer DeiT-S descendants (Table 2): a
-# plain ViT of their shape (384 wide, 6 layers of 6 heads of 64, FFN 1536;
-# the descendant's T-Params) with random weights and nothing from a
-# learngene, with DeiT-S's classifier and recipe.
+# The From-Scratch baseline of the 6-layer DeiT-S descendants (the variants
+# of Table 2's cells; the cells set num_layers=12): a plain ViT of their shape
+# (384 wide, 6 layers of 6 heads of 64, FFN 1536; the descendant's T-Params)
+# with random weights and nothing from a learngene, with DeiT-S's classifier
+# and recipe.
 _base_ = ['./deit-s-p16.py']
 model = dict(
     backbone=dict(

@@ -2,6 +2,8 @@
 # total batch of 1024), weight decay 0.05, 5 linear warm-up epochs, cosine
 # decay, 50 epochs. No decay on norms, biases, embeddings, nor on the FFN
 # expansion maps g ('.map_') of tied descendants, which start as the identity.
+# No gradient clipping, as in the authors' public code: its train.py's
+# --clip-grad defaults to None and none of its README's commands sets it.
 optim_wrapper = dict(
     type='OptimWrapper',
     optimizer=dict(
@@ -14,8 +16,7 @@ optim_wrapper = dict(
             '.cls_token': dict(decay_mult=0.0),
             '.pos_embed': dict(decay_mult=0.0),
             '.map_': dict(decay_mult=0.0),
-        }),
-    clip_grad=dict(max_norm=5.0))
+        }))
 param_scheduler = [
     dict(type='LinearLR', start_factor=1e-3, by_epoch=True, end=5, convert_to_iter_based=True),
     # Decays to the end of training (train_cfg.max_epochs).
