@@ -8,5 +8,6 @@ from .dyt_dense_losses import DyTDenseLossMixin  # noqa: F401
 from .layers import *  # noqa: F401,F403
 from .necks import *  # noqa: F401,F403
 from .token_reduction import *  # noqa: F401,F403
+from .video import *  # noqa: F401,F403
 
 __getattr__ = lazy_exports(__name__)
