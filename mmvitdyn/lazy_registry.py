@@ -1,5 +1,5 @@
 """Registry entries and package exports of the modules that import mmpretrain,
-mmdet or mmseg, imported when first used.
+mmdet, mmseg or mmaction, imported when first used.
 
 :data:`LIBRARY_MODULES` lists those modules: for each, the names its
 packages export and the mmengine root registry each is registered in (None:
@@ -43,6 +43,9 @@ LIBRARY_MODULES: Dict[str, Dict[str, Optional[Registry]]] = {
     'mmvitdyn.learngene.descendants.swin': {
         'LearngeneSwin': MODELS
     },
+    'mmvitdyn.models.classifiers.distillation_classifier': {
+        'DistillationImageClassifier': MODELS
+    },
     'mmvitdyn.models.classifiers.dynamicvit_classifier': {
         'DynamicViTClassifier': MODELS
     },
@@ -57,6 +60,12 @@ LIBRARY_MODULES: Dict[str, Dict[str, Optional[Registry]]] = {
     },
     'mmvitdyn.models.segmentors.dyt_encoder_decoder': {
         'DyTEncoderDecoder': MODELS
+    },
+    'mmvitdyn.models.recognizers.dyt_recognizer3d': {
+        'DyTRecognizer3D': MODELS
+    },
+    'mmvitdyn.models.video.attentive_pooling_head': {
+        'AttentivePoolingHead': MODELS
     },
 }
 

@@ -1,4 +1,4 @@
-"""``import mmvitdyn`` imports neither mmpretrain, mmdet nor mmseg: the modules
+"""``import mmvitdyn`` imports neither mmpretrain, mmdet, mmseg nor mmaction: the modules
 that build on them are registered by name and imported on first use."""
 import json
 import os
@@ -14,8 +14,8 @@ from helpers.models import TINY_ARCH, tiny_backbone_cfg
 from helpers.tools import REPO
 from mmvitdyn.lazy_registry import LIBRARY_MODULES, LazyModuleDict
 
-LIBRARIES = ('mmpretrain', 'mmdet', 'mmseg')
-LOADED = 'sorted({name.split(".")[0] for name in sys.modules} & {"mmpretrain", "mmdet", "mmseg"})'
+LIBRARIES = ('mmpretrain', 'mmdet', 'mmseg', 'mmaction')
+LOADED = f'sorted({{name.split(".")[0] for name in sys.modules}} & {set(LIBRARIES)!r})'
 
 
 def fresh_python(code: str, cwd=REPO):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from modelindex.load_model_index import load
 
-from helpers.configs import earlier_names
+from helpers.configs import earlier_names, renamed_to
 from helpers.tools import REPO, load_tool
 from mmvitdyn.version import __version__
 
@@ -25,7 +25,7 @@ FOLDERS = ('dyt', 'cluster_learngene')
 METAFILES = {folder: REPO / 'configs' / folder / 'metafile.yml' for folder in FOLDERS}
 # Detection / segmentation (also a learngene descendant's UperNet): not mmpretrain models.
 DENSE = re.compile(r'(^|_)(mask-rcnn|upernet)_')
-DYT_VTAB = 'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px'
+DYT_VTAB = 'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px'
 # The classes of the Cluster-Learngene review answer's further downstream sets.
 DOWNSTREAM_CLASSES = {
     'stanford-dogs': 120,
@@ -98,30 +98,33 @@ def vtab_task_config(path) -> bool:
 
 def test_every_config_is_one_entry_or_excluded():
     """Each model config of the two folders (their ``_base_/`` parts are not
-    models) is named by exactly one metafile entry, except the one kind the
+    models) is named by exactly one metafile entry, except the kinds the
     metafiles leave out on purpose: DyT's VTAB-1K task configs
-    (:func:`vtab_task_config`), which the entry of their template stands for, and
-    the earlier names the folder README lists (their configs are entries)."""
+    (:func:`vtab_task_config`), which the entry of their template stands for,
+    the earlier names (:func:`helpers.configs.renamed_to`) and the two earlier
+    learngene descendants the folder README lists (their configs are entries)."""
     listed = [model['Config'] for folder in FOLDERS for model in entries(folder)]
-    earlier = {
+    differing = {
         f'configs/{folder}/{old}'
         for folder in FOLDERS
-        for old, _, _ in earlier_names(folder)
+        for old, _, differs in earlier_names(folder) if differs != 'nothing'
     }
-    assert len(earlier) == 16 and not earlier & set(listed)
+    assert len(differing) == 2
     assert sorted({c for c in listed if listed.count(c) > 1}) == []
-    excluded, missing = [], []
+    excluded, missing, earlier = [], [], []
     for folder in FOLDERS:
         for path in sorted((REPO / 'configs' / folder).glob('*.py')):
             config = f'configs/{folder}/{path.name}'
-            if config in earlier:
+            if renamed_to(path) or config in differing:
+                earlier.append(config)
+                assert config not in listed
                 continue
             if vtab_task_config(path):
                 excluded.append(config)
                 assert config not in listed
             elif config not in listed:
                 missing.append(config)
-    assert len(excluded) == 19
+    assert len(excluded) == 19 and len(earlier) == 72
     assert missing == [], f'{len(missing)} configs have no metafile entry: {missing}'
 
 
@@ -138,9 +141,9 @@ def test_figures_agree_with_the_spec_and_the_architecture():
     # The spec's FLOP convention: ViT-B/16 at 224 counts 17.58 GFLOPs, a static
     # AdaptFormer ViT-B with d = 64 about 17.81 (DyT with every token active
     # adds 12 x 197 x 768 multiply-adds of its dispatchers: 0.002 G).
-    full_ft = models['vit-base-p16_full-ft_1xb64-100e_vtab1k-224px']['Metadata']
+    full_ft = models['vit-b-p16-full-ft_1xb64-100e_vtab1k-224px']['Metadata']
     assert round(full_ft['FLOPs'] / 1e9, 2) == 17.58
-    dyt_d64 = models['vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px']['Metadata']
+    dyt_d64 = models['vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px']['Metadata']
     assert abs(dyt_d64['FLOPs'] / 1e9 - 17.81) < 0.01
     # Parameters by hand: ViT-B plus adapters (d = 16) and one dispatcher per block.
     assert (full_ft['Parameters'], full_ft['Trainable Parameters']) == (vit_params(100)[0], ) * 2
@@ -148,7 +151,7 @@ def test_figures_agree_with_the_spec_and_the_architecture():
     assert (dyt['Parameters'], dyt['Trainable Parameters']) == vit_params(100, 16, 1)
     # DyT-AdaMix trains N = 4 down-projections (d = 64) and one shared
     # up-projection per block and runs their average.
-    adamix = models['vit-base-p16-dyt-adamix4_d64_8xb128-100e_cifar100-224px']['Metadata']
+    adamix = models['vit-b-p16-dyt-adamix4_d64_8xb128-100e_cifar100-224px']['Metadata']
     experts = 12 * 3 * (768 * 64 + 64)
     assert (adamix['Parameters'],
             adamix['Trainable Parameters']) == tuple(n + experts for n in vit_params(100, 64, 1))
@@ -157,13 +160,18 @@ def test_figures_agree_with_the_spec_and_the_architecture():
     # sets (Table 2 itself trains the 12-layer descendants, test_table2_as_run.py)
     # or the whole DeiT-S, with a linear head of the
     # set's classes that adds 384 multiply-adds a class.
-    cifar10 = models['learngene-vit-s-p16-l6-h6_deit-s-eps10_8xb64-500e_cifar10-224px']['Metadata']
+    # TLEG's descendants have no class token (nor its position embedding).
+    cifar10 = {
+        tleg: models[f'learngene-vit-s-p16-l6-h6_{row}_8xb64-500e_cifar10-224px']['Metadata']
+        for tleg, row in ((False, 'deit-s-eps10'), (True, 'tleg-aux-vit-s'))
+    }
     for data_set, classes in DOWNSTREAM_CLASSES.items():
         for row in ('deit-s-eps10', 'deit-s-heuristic', 'deit-s-auto', 'scratch', 'tleg-aux-vit-s'):
+            tleg = row == 'tleg-aux-vit-s'
             data = models[f'learngene-vit-s-p16-l6-h6_{row}_8xb64-500e_{data_set}-224px'][
                 'Metadata']
-            assert data['Parameters'] == vit_params(classes, c=384, layers=6)[0]
-            assert data['FLOPs'] - 384 * classes == cifar10['FLOPs'] - 384 * 10
+            assert data['Parameters'] == vit_params(classes, c=384, layers=6)[0] - 2 * 384 * tleg
+            assert data['FLOPs'] - 384 * classes == cifar10[tleg]['FLOPs'] - 384 * 10
         data = models[f'deit-s-p16_pretrain-finetune_8xb64-500e_{data_set}-224px']['Metadata']
         assert data['Parameters'] == vit_params(classes, c=384)[0]
 
@@ -309,6 +317,13 @@ def test_mmpretrain_lists_and_builds_the_classifiers_by_name():
     from mmvitdyn.models import DyTViT
     models = all_entries()
     classifiers = {name for name in models if not DENSE.search(name)}
+    # a renamed classifier's earlier names find it too
+    classifiers |= {
+        path.stem
+        for folder in FOLDERS
+        for path in (REPO / 'configs' / folder).glob('*.py')
+        if renamed_to(path) and renamed_to(path)[:-len('.py')] in classifiers
+    }
     listed = set(mmpretrain.list_models('*dyt*'))
     assert listed == {name for name in classifiers if 'dyt' in name}
     assert set(mmpretrain.list_models('learngene*')) == {
@@ -316,6 +331,8 @@ def test_mmpretrain_lists_and_builds_the_classifiers_by_name():
         for name in classifiers if name.startswith('learngene')
     }
     assert mmvitdyn.apis.register_models() == []  # registered once, on import
+    earlier = mmpretrain.get_model('vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px')
+    assert earlier.backbone.arch_settings == mmpretrain.get_model(DYT_VTAB).backbone.arch_settings
 
     model = mmpretrain.get_model(DYT_VTAB)
     assert type(model).__name__ == 'DyTImageClassifier' and isinstance(model.backbone, DyTViT)

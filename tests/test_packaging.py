@@ -75,7 +75,7 @@ def test_the_tested_stack_lies_inside_the_ranges():
     pins = requirements('constraints')
     assert all(str(req.specifier).startswith('==') for req in pins.values())
     pinned = {name: str(req.specifier)[2:] for name, req in pins.items()}
-    for file in ('torch', 'runtime', 'build', 'tests'):
+    for file in ('torch', 'runtime', 'build', 'tests', 'video'):
         for name, req in requirements(file).items():
             assert name in pinned, f'{name} of requirements/{file}.txt is not pinned'
             assert req.specifier.contains(pinned[name]), (file, name, pinned[name])

@@ -45,7 +45,7 @@ DESCENDANT_CONFIG = ('configs/cluster_learngene/'
                      'learngene-vit-mini-p4-h3_vit-mini-eps0.1_1xb32-10e_digits-32px.py')
 SCRATCH_CONFIG = ('configs/cluster_learngene/'
                   'learngene-vit-mini-p4-h3_scratch_1xb32-10e_digits-32px.py')
-SEG_CONFIG = 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
+SEG_CONFIG = 'configs/dyt/upernet_vit-mini-p16-dyt_mln_1xb4-400i_ade-shapes-128px.py'
 # DBSCAN radius of the demo's learngene, in pixels of the 32x32 digits: the
 # small ViT's heads differ in mean attention distance by tenths of a pixel,
 # so a radius of 0.1 px keeps 2 to 5 of each layer's 6 heads apart.

@@ -24,6 +24,7 @@ VENV="${MMVITDYN_VENV:-$REPO/.venv}"
 CACHE="${MMVITDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmvitdyn}"
 CONSTRAINTS="$REPO/requirements/constraints.txt"
 MMCV_VERSION="$(sed -n 's/^mmcv==\([^ #]*\).*/\1/p' "$CONSTRAINTS")"
+MMACTION_VERSION="$(sed -n 's/^mmaction2==\([^ #]*\).*/\1/p' "$CONSTRAINTS")"
 STEP="start"
 
 step() {
@@ -98,7 +99,31 @@ fi
 "${PIP[@]}" install -q --no-deps "$WHEEL_DIR"/mmcv-*.whl
 
 step "5/6 install OpenMMLab packages, test tools and mmvitdyn (editable)"
-"${PIP[@]}" install -q -c "$CONSTRAINTS" -r "$REPO/requirements/runtime.txt" -r "$REPO/requirements/tests.txt"
+"${PIP[@]}" install -q -c "$CONSTRAINTS" -r "$REPO/requirements/runtime.txt" \
+    -r "$REPO/requirements/video.txt" -r "$REPO/requirements/tests.txt"
+# mmaction2 without its dependencies (it asks for opencv-contrib-python, a second
+# cv2 over mmcv's opencv-python; requirements/video.txt has what it imports),
+# built from the PyPI sdist without the import of mmaction.models.localizers.drn,
+# a folder its 1.2.0 release lacks (open-mmlab/mmaction2#2714). Pure Python:
+# cached as the mmcv wheel is, keyed by its version only.
+MMACTION_DIR="$CACHE/wheels/mmaction2-${MMACTION_VERSION}_no-drn"
+if ! compgen -G "$MMACTION_DIR/mmaction2-*.whl" >/dev/null; then
+    BUILD="$(mktemp -d)"
+    "${PIP[@]}" download -q --no-deps --no-binary mmaction2 --no-build-isolation \
+        -d "$BUILD" "mmaction2==$MMACTION_VERSION"
+    tar -xzf "$BUILD"/mmaction2-"$MMACTION_VERSION".tar.gz -C "$BUILD"
+    SRC="$BUILD/mmaction2-$MMACTION_VERSION"
+    LOCALIZERS="$SRC/mmaction/models/localizers/__init__.py"
+    if [[ ! -d "$SRC/mmaction/models/localizers/drn" ]]; then
+        sed -i -e '/^from \.drn\.drn import DRN$/d' -e "s/, 'DRN'\]/]/" "$LOCALIZERS"
+    fi
+    "${PIP[@]}" wheel -q --no-build-isolation --no-deps -w "$BUILD/dist" "$SRC"
+    mkdir -p "$CACHE/wheels"
+    rm -rf "$MMACTION_DIR"
+    mv "$BUILD/dist" "$MMACTION_DIR"
+    rm -rf "$BUILD"
+fi
+"${PIP[@]}" install -q --no-deps "$MMACTION_DIR"/mmaction2-*.whl
 # openmim (`mim search mmvitdyn`) without its dependencies: it requires
 # opendatalab, whose openxlab pins setuptools, requests and rich to versions
 # the stack above cannot take, and `mim search` never imports either. What mim
@@ -111,7 +136,8 @@ step "6/6 check the stack imports and mmcv's ops run"
 "$PY" - <<'EOF'
 import torch
 from mmcv.ops import RoIAlign, nms
-import mmdet.models, mmseg.models, mmpretrain.models  # noqa: F401
+import mmaction.models, mmdet.models, mmseg.models, mmpretrain.models  # noqa: F401
+import av, decord  # noqa: F401
 import mmvitdyn  # noqa: F401
 boxes = torch.tensor([[0., 0., 10., 10.], [1., 1., 10., 10.], [20., 20., 30., 30.]])
 _, keep = nms(boxes, torch.tensor([0.9, 0.8, 0.7]), iou_threshold=0.5)
@@ -119,9 +145,10 @@ assert keep.tolist() == [0, 2], keep
 feat = torch.arange(16.).view(1, 1, 4, 4)
 out = RoIAlign((2, 2), spatial_scale=1.0, sampling_ratio=2)(feat, torch.tensor([[0., 0., 0., 4., 4.]]))
 assert out.shape == (1, 1, 2, 2), out.shape
-import mmcv, mmdet, mmseg, mmpretrain, mmengine
+import mmaction, mmcv, mmdet, mmseg, mmpretrain, mmengine
 print(f'[setup] torch {torch.__version__}, mmcv {mmcv.__version__}, mmengine {mmengine.__version__}, '
-      f'mmdet {mmdet.__version__}, mmseg {mmseg.__version__}, mmpretrain {mmpretrain.__version__}')
+      f'mmdet {mmdet.__version__}, mmseg {mmseg.__version__}, mmpretrain {mmpretrain.__version__}, '
+      f'mmaction2 {mmaction.__version__} (decord {decord.__version__}, av {av.__version__})')
 EOF
 
 echo "$STAMP" > "$STAMP_FILE"

@@ -1,8 +1,2 @@
-_base_ = ['./vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py']
-vtab_task = 'oxford_flowers102'
-data_root = f'data/vtab-1k/{vtab_task}'
-num_classes = 102
-train_dataloader = dict(dataset=dict(data_root=data_root, num_classes=num_classes))
-val_dataloader = dict(dataset=dict(data_root=data_root, num_classes=num_classes))
-test_dataloader = val_dataloader
-model = dict(head=dict(num_classes=num_classes))
+# Earlier name of vit-b-p16-dyt_d16_1xb64-100e_vtab1k-oxford-flowers102-224px.py.
+_base_ = ['./vit-b-p16-dyt_d16_1xb64-100e_vtab1k-oxford-flowers102-224px.py']

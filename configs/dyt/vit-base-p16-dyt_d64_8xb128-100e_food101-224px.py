@@ -1,13 +1,2 @@
-# DyT on Food-101 (full data), as the public train_IN21K.sh runs it: the model
-# base's d = 64, s = 0.1 adapters, MLP dispatch at r = 0.5, and the full-data
-# recipe, a total batch of 1024 = 8 GPUs x 128.
-_base_ = [
-    '../_base_/models/dyt-vit-base-p16.py',
-    '../_base_/datasets/food101_bs64_rrc_224.py',
-    './_base_/schedules/adamw_cosine_100e_full-data.py',
-    './_base_/default_runtime.py',
-]
-model = dict(head=dict(num_classes=101))
-train_dataloader = dict(batch_size=128)
-val_dataloader = dict(batch_size=128)
-test_dataloader = val_dataloader
+# Earlier name of vit-b-p16-dyt_d64_8xb128-100e_food101-224px.py.
+_base_ = ['./vit-b-p16-dyt_d64_8xb128-100e_food101-224px.py']

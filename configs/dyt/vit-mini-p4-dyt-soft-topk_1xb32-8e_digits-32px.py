@@ -1,7 +1,7 @@
 # The demo's DyT-top-K as the DyT authors' review ran it: the digits DyT run
 # with the token dispatchers replaced by the soft top-K of Conditional
 # Adapters (CoDA, Lei et al. 2023), as
-# vit-base-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py does on
+# vit-b-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py does on
 # CIFAR-100. Every dispatcher keeps the round(0.5 * 64) = 32 patch tokens with
 # the largest gate logits (r = target_rate = 0.5) and scales their MLP outputs
 # by CoDA's soft top-k weights lambda, in training and at inference; no rate

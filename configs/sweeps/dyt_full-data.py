@@ -2,7 +2,7 @@
 # DyT + MoE (4 experts), AdaptFormer and full fine-tuning, each with the
 # options of docs/recipes.md; 8 GPUs x 128 per cell (train_IN21K.sh).
 #   python tools/sweep.py configs/sweeps/dyt_full-data.py --dry-run
-configs = 'configs/dyt/vit-base-p16-dyt_d64_8xb128-100e_*-224px.py'
+configs = 'configs/dyt/vit-b-p16-dyt_d64_8xb128-100e_*-224px.py'
 axes = dict(
     method={
         'dyt': [],

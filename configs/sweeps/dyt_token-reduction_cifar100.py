@@ -5,21 +5,21 @@
 #   python tools/sweep.py configs/sweeps/dyt_token-reduction_cifar100.py --dry-run
 configs = {
     'dyt':
-    'configs/dyt/vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
     'dyt-topk':
-    'configs/dyt/vit-base-p16-dyt-topk_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-dyt-topk_d64_8xb128-100e_cifar100-224px.py',
     'dyt-soft-topk':
-    'configs/dyt/vit-base-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py',
     'dyt-tome':
-    'configs/dyt/vit-base-p16-dyt-tome_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-dyt-tome_d64_8xb128-100e_cifar100-224px.py',
     'adaptformer-tome':
-    'configs/dyt/vit-base-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py',
     'adaptformer-evit':
-    'configs/dyt/vit-base-p16-adaptformer-evit_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-adaptformer-evit_d64_8xb128-100e_cifar100-224px.py',
     'adaptformer-evit-warmup':
-    'configs/dyt/vit-base-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py',
     'adaptformer-dynamicvit':
-    'configs/dyt/vit-base-p16-adaptformer-dynamicvit_d64_8xb128-100e_cifar100-224px.py',
+    'configs/dyt/vit-b-p16-adaptformer-dynamicvit_d64_8xb128-100e_cifar100-224px.py',
 }
 launcher = dict(type='pytorch', gpus=8)
 table = dict(

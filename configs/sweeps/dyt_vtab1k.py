@@ -6,7 +6,7 @@
 #   python tools/collect_results.py configs/sweeps/dyt_vtab1k.py
 # The paper reports the best test accuracy over the epochs
 # (accuracy/top1_best_epoch); the final epoch's is beside it.
-configs = 'configs/dyt/vit-base-p16-dyt_d16_1xb64-100e_vtab1k-*-224px.py'
+configs = 'configs/dyt/vit-b-p16-dyt_d16_1xb64-100e_vtab1k-*-224px.py'
 axes = dict(
     method={
         # MLP dispatch, r = 0.5: the task configs as they are.

@@ -1,31 +1,7 @@
-"""Sweeps: a grid of training runs described by a sweep file, each run (a
-*cell*) in its own work dir, its state read back from that work dir.
+"""Sweeps: a grid of training runs described by a sweep file (docs/sweeps.md).
 
-A sweep file is a small mmengine-style Python config (docs/sweeps.md)::
-
-    configs = 'configs/dyt/vit-base-p16-dyt_d16_1xb64-100e_vtab1k-*-224px.py'
-    axes = dict(method=dict(dyt=[], adaptformer=['model.backbone.dispatch=None']))
-    options = []                       # --cfg-options of every cell
-    work_dir = 'work_dirs/sweeps/NAME'  # default: work_dirs/sweeps/<file name>
-    launcher = dict(type='local', max_parallel=1)
-    table = dict(rows=['method'], columns='config', metrics=['accuracy/top1'])
-
-The cells are every config times every combination of the axes' values. A
-config entry gives a cell two coordinates: ``config`` (the key of a dict of
-configs, else what the glob's wildcards matched, else the file name) and
-``match`` (what the wildcards matched, else the file name). A cell is named
-by its coordinates joined with ``_`` and trains in ``<work_dir>/<name>``.
-
-A cell's state, read from its work dir (:func:`cell_state`):
-
-- ``running``: a live process holds the work dir's lock (``tools/train.py``
-  holds it for the run, :class:`~mmvitdyn.utils.WorkDirLock`);
-- ``done``: ``last_checkpoint`` names the final checkpoint (``epoch_<max_epochs>``
-  or ``iter_<max_iters>`` of the run's dumped config) and, where the run
-  validates, a run logged the validation at that final step;
-- ``failed``: started but neither: the exit record the sweep writes says
-  with which code it ended, or it stopped without one (killed);
-- ``pending``: never started (no run, checkpoint or exit record).
+Each run (a *cell*, named by its coordinates joined with ``_``) trains in
+``<work_dir>/<name>``; :func:`cell_state` reads its state back from there.
 """
 import codecs
 import fcntl
@@ -392,12 +368,10 @@ def cell_command(cell: Cell, launcher: Launcher, root: str, python: str,
                  resume: bool) -> Tuple[List[str], Dict[str, str]]:
     """The command that trains ``cell`` and the variables it sets.
 
-    ``local``: ``python tools/train.py CONFIG --work-dir DIR``; ``pytorch``:
-    ``tools/dist_train.sh CONFIG GPUS --work-dir DIR``; ``slurm``:
-    ``tools/slurm_train.sh PARTITION JOB CONFIG DIR`` with ``GPUS``,
-    ``GPUS_PER_NODE``, ``CPUS_PER_TASK``, ``SRUN_ARGS``; each followed by
-    ``--cfg-options`` and, with ``resume``, ``--resume``. Paths are relative
-    to the working directory where they lie under it.
+    ``tools/train.py``, ``tools/dist_train.sh`` or ``tools/slurm_train.sh`` as
+    ``launcher.type`` says (docs/sweeps.md), then ``--cfg-options`` and, with
+    ``resume``, ``--resume``; paths relative to the working directory where they
+    lie under it.
     """
     tools = _short(osp.join(root, 'tools'))
     config = _short(osp.join(root, cell.config))
@@ -604,8 +578,9 @@ def exit_record(work_dir: str) -> Optional[dict]:
 
 
 def cell_state(work_dir: str) -> CellState:
-    """The state of the cell that trains in ``work_dir`` (see the module's
-    docstring); a cell with a damaged record is 'failed', the detail naming it."""
+    """The state of the cell that trains in ``work_dir`` (one of :data:`STATES`, as
+    docs/sweeps.md defines them); a cell with a damaged record is 'failed', the
+    detail naming it."""
     holder = lock_holder(work_dir)
     if holder is not None:
         return CellState('running', holder)
@@ -644,14 +619,12 @@ def run_cells(cells: Sequence[Cell],
               command: Callable[[Cell], Tuple[List[str], Dict[str, str]]],
               report: Callable[[str, Cell, str], None],
               env: Optional[Dict[str, str]] = None) -> Dict[str, int]:
-    """Run ``cells``, ``launcher.max_parallel`` at a time, each in its own
-    process group with its output in ``<work_dir>/sweep.log``; record how
-    each ended in ``<work_dir>/sweep_exit.json``. A cell's saves that did not
-    finish (the temporary files of a cell stopped while saving) are removed
-    when it ends.
+    """Run ``cells``, ``launcher.max_parallel`` at a time, each in its own process group.
 
-    A ``KeyboardInterrupt`` (Ctrl-C, or a SIGTERM the tool turns into one)
-    stops the running cells (SIGTERM to their process groups), records
+    A cell's output goes to ``<work_dir>/sweep.log``, how it ended to
+    ``<work_dir>/sweep_exit.json``; the temporary files of saves it did not finish
+    are removed when it ends. A ``KeyboardInterrupt`` (or a SIGTERM the tool turns
+    into one) stops the running cells (SIGTERM to their process groups), records
     them, starts no more and is raised again.
 
     Args:

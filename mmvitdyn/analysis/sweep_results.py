@@ -1,20 +1,8 @@
 """The results of a sweep's cells (or of any work dirs) as the papers' tables.
 
-A cell's figures (:func:`cell_results`) are what its runs logged: the
-validation record of the final step (mmengine's ``vis_data/scalars.json``:
-``accuracy/top1_best_epoch`` of ``BestOverEpochsHook``, the final
-``accuracy/top1``, ``act_rate`` of ``DispatchRateHook``), or for a work dir
-given by hand its newest evaluation (a test run's ``<timestamp>.json``);
-``gflops`` from ``<work_dir>/flops.json`` (``get_flops.py --out``);
-``t_params`` / ``i_params`` (millions) from the line a learngene descendant
-logs when it is built.
-
-:func:`build_blocks` lays them out as a sweep's ``table`` asks: with
-``columns``, one block per metric, a column per value (e.g. a VTAB-1K task),
-then each group's mean and the mean of the group means; without, one block
-with a column per metric. A table cell whose runs are not all done shows
-their state, never a number. Several runs in one table cell (e.g. seeds not
-among the rows) show their mean.
+:func:`cell_results` reads what a cell's runs logged, :func:`build_blocks` lays
+the figures out as a sweep's ``table`` asks (docs/sweeps.md says from where
+each figure comes and how the table is laid out).
 """
 import csv
 import io
@@ -303,22 +291,21 @@ def _no_evaluation(label: str, work_dir: str) -> str:
 def work_dir_blocks(work_dirs: Dict[str, str],
                     metrics: Optional[Sequence[str]] = None,
                     on_cut: OnCut = None) -> List[Block]:
-    """One block: a row per labelled work dir, a column per metric (its
-    newest evaluation, :func:`cell_results`).
+    """One block: a row per labelled work dir, a column per metric (:func:`cell_results`
+    of its newest evaluation).
 
     Args:
         work_dirs (dict): Label -> work dir.
-        metrics (Sequence[str], optional): The logged keys to show: those
-            no work dir logged are left out if :data:`METRIC_NAMES` knows
-            them, else refused (a typo); so is a table without any.
-            Defaults to None: :data:`METRIC_NAMES`.
+        metrics (Sequence[str], optional): The logged keys to show; those no
+            work dir logged are left out if :data:`METRIC_NAMES` knows them, else
+            refused (a typo). Defaults to None: :data:`METRIC_NAMES`.
         on_cut (Callable, optional): See :func:`cell_results`.
 
     Raises:
         FileNotFoundError: A work dir that does not exist.
         DamagedRecordError: A record that cannot be read.
         NothingToShowError: A work dir whose runs logged no evaluation, or a
-            metric of ``metrics`` that none logged.
+            metric of ``metrics`` that none logged, or no metric to show.
     """
     missing = [f'{label}={path}' for label, path in work_dirs.items() if not osp.isdir(path)]
     if missing:

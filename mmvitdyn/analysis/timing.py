@@ -1,25 +1,9 @@
 """Timing models side by side, on the CPU or a CUDA device, and the benchmarks' report.
 
-The benchmarks (``tools/analysis_tools/benchmark*.py``,
-``tools/learngene/benchmark_learngene.py``) time their models with
-:func:`time_interleaved`: untimed warm-up calls, then rounds in which every
-model runs once, in an order that rotates from round to round, so that the
-models of one round share the machine's load. On a CUDA device each timed
-region starts and ends with ``torch.cuda.synchronize``: the time is that of
-the device's work, not of the kernel launches. A figure is reported as the
-median over the rounds with its spread (:func:`spread`); a ratio between two
-models is the ratio of the medians it stands beside (:func:`ratio_of_medians`:
-a speed-up is the ratio of the two images/s shown, never a figure of its own).
-
-A benchmark's result is a list of rows (plain dicts: model, batch size,
-device, dtype, images/s, FLOPs, ratios), written as JSON by
-:func:`write_report` and printed by :func:`format_table`. The command-line
-options every benchmark shares (``--device``, ``--amp``, ``--batch-sizes``,
-``--runs``, ``--json``) are declared by :func:`timing_options`, added to a
-tool's parser by :func:`add_timing_options` and checked by
-:func:`check_timing_options` (after parsing: :func:`parse_timing_options`);
-:func:`run_fields` are the entries every row has and :func:`run_conditions`
-the words a table's title gives them.
+:func:`time_interleaved` times, :func:`comparison_rows` makes the rows,
+:func:`write_report` writes them as JSON and :func:`format_table` prints them;
+:func:`add_timing_options` adds the options every benchmark shares
+(docs/benchmarks.md).
 """
 import math
 import platform
@@ -93,11 +77,8 @@ def synchronize(device: torch.device) -> None:
 
 @contextmanager
 def timed_region(device: torch.device) -> Iterator[Dict[str, float]]:
-    """Time the ``with`` block: the dict it yields gets ``wall`` and ``cpu`` seconds.
-
-    ``device``'s queued work is waited for before the clocks start and
-    before they stop, so the time covers the block's device work.
-    """
+    """Time the ``with`` block: the dict it yields gets ``wall`` and ``cpu`` seconds
+    (``device``'s queued work waited for before the clocks start and stop)."""
     seconds = {}
     synchronize(device)
     wall, cpu = perf_counter(), process_time()
@@ -325,10 +306,8 @@ def _cell(row: dict, key, fmt: str) -> str:
 
 
 def timing_options(batch_sizes: Optional[Sequence[int]], runs: int) -> List[tuple]:
-    """The benchmarks' shared command-line options, as ``(flag, add_argument
-    keywords)`` pairs: ``--device``, ``--amp``, ``--batch-sizes``, ``--runs`` and
-    ``--json``. A tool adds them to its parser and checks the parsed values with
-    :func:`check_timing_options`.
+    """The benchmarks' shared options ``--device``, ``--amp``, ``--batch-sizes``,
+    ``--runs`` and ``--json``, checked by :func:`check_timing_options`.
 
     Args:
         batch_sizes (Sequence[int], optional): Default ``--batch-sizes``; None
@@ -336,7 +315,7 @@ def timing_options(batch_sizes: Optional[Sequence[int]], runs: int) -> List[tupl
         runs (int): Default ``--runs``.
 
     Returns:
-        list[tuple[str, dict]]: One pair per option.
+        list[tuple[str, dict]]: (flag, ``add_argument`` keywords) per option.
     """
     return [
         ('--device',
@@ -361,18 +340,15 @@ def timing_options(batch_sizes: Optional[Sequence[int]], runs: int) -> List[tupl
 
 
 def add_timing_options(parser, batch_sizes: Optional[Sequence[int]], runs: int) -> None:
-    """Add :func:`timing_options` (their defaults ``batch_sizes`` and ``runs``) to
-    a benchmark tool's ``parser`` (its ``argparse.ArgumentParser``, which the
-    tool builds and runs)."""
+    """Add :func:`timing_options` (defaults ``batch_sizes``, ``runs``) to a tool's
+    ``argparse`` ``parser``."""
     for flag, options in timing_options(batch_sizes, runs):
         parser.add_argument(flag, **options)
 
 
 def parse_timing_options(parser, args, min_runs: int = 1) -> None:
-    """Check the timing options ``parser`` parsed into ``args``
-    (:func:`check_timing_options`) and make ``args.device`` the ``torch.device``
-    it names; a wrong value is a usage error of ``parser`` (``parser.error``:
-    the message on stderr, exit status 2)."""
+    """:func:`check_timing_options` on ``args`` and ``args.device`` made a
+    ``torch.device``; a wrong value is ``parser.error`` (exit status 2)."""
     try:
         args.device = check_timing_options(args.device, args.amp, args.batch_sizes, args.runs,
                                            min_runs)
@@ -385,11 +361,13 @@ def check_timing_options(device: str,
                          batch_sizes: Sequence[int],
                          runs: int,
                          min_runs: int = 1) -> torch.device:
-    """Check the values of :func:`timing_options`; a ``ValueError`` names the
-    first wrong option and what it allows.
+    """Check the values of :func:`timing_options`.
 
     Returns:
         torch.device: The device ``--device`` names.
+
+    Raises:
+        ValueError: Naming the first wrong option and what it allows.
     """
     device = resolve_device(device)
     amp_context(device, amp)

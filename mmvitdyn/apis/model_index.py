@@ -15,6 +15,8 @@ from typing import List, Optional, Union
 from mmpretrain.apis import ModelHub
 from modelindex.load_model_index import load
 
+from ..utils.config_names import earlier_names
+
 PACKAGE = Path(__file__).resolve().parents[1]
 # The models mmpretrain's get_model can build: it builds every model in
 # mmpretrain's registry scope, where mmdet's and mmseg's parts are unknown.
@@ -44,7 +46,8 @@ def register_models(index: Optional[Union[str, Path]] = None) -> List[str]:
     each classification model is added as that method adds it: under its
     lower-case name, with its config path made absolute (relative paths are
     relative to the index's folder). Names already in the hub are left as
-    they are, so a second call adds nothing.
+    they are, so a second call adds nothing. A renamed config's earlier
+    names (:func:`~mmvitdyn.utils.config_names.earlier_names`) find its model too.
 
     Args:
         index (str | Path, optional): A model-index file. Defaults to None
@@ -57,11 +60,16 @@ def register_models(index: Optional[Union[str, Path]] = None) -> List[str]:
     model_index = load(str(path))
     model_index.build_models_with_collections()
     added = []
+    renames = {}  # folder -> current config name -> earlier names
     for model in model_index.models:
-        name = model.name.lower()
-        if ModelHub.has(name) or HUB_TASK not in {result.task for result in model.results or []}:
+        if HUB_TASK not in {result.task for result in model.results or []}:
             continue
-        model.config = str(path.parent / model.config)
-        ModelHub._models_dict[name] = model
-        added.append(name)
+        config = path.parent / model.config
+        if config.parent not in renames:
+            renames[config.parent] = earlier_names(config.parent)
+        model.config = str(config)
+        for name in [model.name, *renames[config.parent].get(config.name, [])]:
+            if not ModelHub.has(name.lower()):
+                ModelHub._models_dict[name.lower()] = model
+                added.append(name.lower())
     return added

@@ -1,14 +1,8 @@
 """Checks that a data set's annotations hold values its model can use.
 
-OpenMMLab's data sets pass bad annotations on without a word: mmpretrain's
-``CustomDataset`` a label outside the classes (scored as wrong, or a crash in
-the loss), mmseg's ``LoadAnnotations`` a label value outside the class map, a
-16-bit map cut to 8 bits and an RGB map as (H, W, 3); mmdet's ``CocoDataset``
-drops an annotation of an unknown category or with a NaN box, and an image
-whose declared size is not the file's has its boxes clipped to the wrong
-size. The mixins below raise :class:`AnnotationError` naming the file and the
-record instead; put them before :class:`~.file_errors.NameFilesOnError` in a
-data set's bases. ``docs/data_checks.md`` lists what each one checks.
+The mixins below raise :class:`AnnotationError` naming the file and the record;
+put them before :class:`~.file_errors.NameFilesOnError` in a data set's bases.
+docs/data_checks.md lists what each one checks, and why.
 """
 import math
 import os
@@ -41,9 +35,8 @@ def is_real(value) -> bool:
 
 
 def id_problem(kind: str, ids: list, types: tuple, allowed: str) -> Optional[str]:
-    """Why the ``kind`` ids of a COCO json cannot name its records, or None:
-    an id not of ``types`` (``true`` is not one; ``allowed`` says which are)
-    or an id listed more than once (pycocotools keeps the last record)."""
+    """Why the ``kind`` ids of a COCO json cannot name its records, or None: an id
+    not of ``types`` (``allowed`` names them) or listed more than once."""
     unusable = [i for i in ids if isinstance(i, bool) or not isinstance(i, types)]
     if unusable:
         return f'{kind} ids {unusable[:MAX_NAMED]} are not {allowed}'
@@ -54,10 +47,8 @@ def id_problem(kind: str, ids: list, types: tuple, allowed: str) -> Optional[str
 
 
 def coco_file_problem(dataset: dict) -> Optional[str]:
-    """What makes a COCO json's images, categories and annotations disagree,
-    or None: an image or category id listed twice (pycocotools keeps one of
-    them) or not an integer (an image id may be a string), or annotations of
-    an image id the file does not list (mmdet drops them)."""
+    """What makes a COCO json's images, categories and annotations disagree, or None
+    (the rules: docs/data_checks.md)."""
     ids = [image.get('id') for image in dataset.get('images', [])]
     problem = (
         id_problem('image', ids, (int, str), 'integers or strings')
@@ -75,9 +66,8 @@ def coco_file_problem(dataset: dict) -> Optional[str]:
 
 
 def image_problem(image: dict) -> Optional[str]:
-    """Why mmdet cannot read a COCO image record, or None: its ``height``
-    and ``width`` are whole numbers of pixels (not strings), and its
-    ``file_name`` a relative path that stays inside the image folder."""
+    """Why mmdet cannot read a COCO image record (its ``height``, ``width`` or
+    ``file_name``), or None."""
     for field in ('height', 'width'):
         value = image.get(field)
         if type(value) is not int or value < 1:
@@ -91,9 +81,7 @@ def image_problem(image: dict) -> Optional[str]:
 
 
 def box_problem(ann: dict) -> Optional[str]:
-    """Why a COCO annotation's ``bbox`` or ``area`` is malformed, or None: a
-    bbox is four finite numbers [x, y, w, h] with w and h >= 0, an area one
-    finite number >= 0 (mmdet skips zero ones on purpose)."""
+    """Why a COCO annotation's ``bbox`` or ``area`` is malformed, or None."""
     bbox, area = ann.get('bbox'), ann.get('area')
     if not (isinstance(bbox, list) and len(bbox) == 4 and all(map(is_real, bbox))):
         return f'has bbox {bbox}; a bbox is four finite numbers [x, y, w, h]'
@@ -105,12 +93,8 @@ def box_problem(ann: dict) -> Optional[str]:
 
 
 def polygon_problem(segmentation, height: int, width: int) -> Optional[str]:
-    """Why an annotation's ``segmentation`` cannot be rasterised in bounded
-    memory for an image of ``height`` x ``width``, or None: a polygon is a
-    list of (x, y) pairs (an odd count is refused); those mmdet rasterises
-    (at least 3 pairs; it drops shorter ones on purpose) must hold finite
-    numbers inside the image widened by its own size on each side; an RLE
-    must be of the image's size."""
+    """Why an annotation's ``segmentation`` cannot be rasterised in bounded memory
+    for an image of ``height`` x ``width``, or None (docs/data_checks.md)."""
     if segmentation is None or segmentation == []:
         return None
     if isinstance(segmentation, dict):
@@ -147,15 +131,13 @@ def packed_samples(results) -> list:
 def label_map_problem(path: str,
                       image_path: str,
                       backend_args: Optional[dict] = None) -> Optional[str]:
-    """Why the label map at ``path`` cannot be read as one 8-bit channel of
-    class indices for the image at ``image_path``, or None.
+    """Why the label map at ``path`` cannot be read as one 8-bit channel of class
+    indices for the image at ``image_path``, or None.
 
-    Only the headers are read for 8-bit single-channel maps (Pillow modes
-    ``1``, ``L``, ``P``). A map of 16- or 32-bit integers or floats is
-    decoded and refused if it holds a value outside 0..255 (mmseg's loader
-    keeps the low 8 bits) or a fraction; a map with several channels is
-    refused. The map must be as large as its image, and the image must carry
-    no EXIF rotation (it would be decoded turned, its label map not).
+    An 8-bit single-channel map (Pillow mode ``1``, ``L``, ``P``) is read from its
+    header only; a 16- or 32-bit integer or float map is decoded and must hold
+    whole numbers in 0..255; a map with several channels is refused. The map
+    must be as large as its image, and the image must carry no EXIF rotation.
     """
     with fileio.get_local_path(path, backend_args=backend_args) as local, \
             Image.open(local) as label:
@@ -188,17 +170,15 @@ def label_map_problem(path: str,
 class CheckClassLabels:
     """Mixin for mmpretrain's ``CustomDataset``: every label is a class index.
 
-    ``load_data_list`` raises :class:`AnnotationError` naming the annotation
-    file, the lines (with their image and label) and the allowed range when a
-    ``gt_label`` lies outside 0..num_classes-1, or when the file lists no
-    sample.
+    ``load_data_list`` raises :class:`AnnotationError` naming the annotation file,
+    the lines (image and label) and the allowed range for a ``gt_label`` outside
+    0..num_classes-1, or when the file lists no sample.
 
     Args:
-        num_classes (int, optional): The number of classes, for annotation
-            files read without ``metainfo['classes']``; set it to the model
-            head's ``num_classes``. When both are given they must agree.
-            Without either, only negative labels are refused.
-            Defaults to None.
+        num_classes (int, optional): The number of classes, for annotation files
+            read without ``metainfo['classes']`` (the model head's
+            ``num_classes``); both given, they must agree; neither, only negative
+            labels are refused. Defaults to None.
     """
 
     def __init__(self, *args, num_classes: Optional[int] = None, **kwargs):
@@ -228,16 +208,13 @@ class CheckClassLabels:
 
 
 class CheckSegLabels:
-    """Mixin for mmseg's ``BaseSegDataset``: every label map is one 8-bit
-    channel of class indices.
+    """Mixin for mmseg's ``BaseSegDataset``: every label map is one 8-bit channel of
+    class indices.
 
-    ``prepare_data`` checks each sample that the pipeline gave a
-    ``gt_sem_seg`` (shape (1, H, W)): the file and its image must pass
-    :func:`label_map_problem`, and every value, as loaded (after
-    ``reduce_zero_label`` and the class map), must be a class index
-    0..num_classes-1, 255 (what ``reduce_zero_label`` and mmseg's class map
-    write) or ``ignore_index``; the file is checked once. A failure raises
-    :class:`AnnotationError` naming the label map, the values and the range.
+    ``prepare_data`` checks each sample's ``gt_sem_seg`` (1, H, W): its file (once)
+    with :func:`label_map_problem`, and every loaded value is a class index, 255
+    or ``ignore_index``; a failure raises :class:`AnnotationError` naming the label
+    map, the values and the range.
     """
 
     def __init__(self, *args, **kwargs):
@@ -282,29 +259,14 @@ class CheckSegLabels:
 
 
 class CheckCocoRecords:
-    """Mixin for mmdet's ``CocoDataset``: every annotation is used or left
-    out on purpose.
+    """Mixin for mmdet's ``CocoDataset``: every annotation is used or left out on purpose.
 
-    - the COCO API (``COCOAPI``) refuses a json that lists an image or
-      category id twice, or annotations of an image it does not list
-      (:func:`coco_file_problem`).
-    - ``parse_data_info``: an image whose height, width or file_name mmdet
-      cannot use (:func:`image_problem`), or an annotation (not flagged
-      ``ignore``) whose ``category_id`` is not an integer among the file's
-      categories, whose ``iscrowd`` is not 0 or 1, whose ``bbox`` or
-      ``area`` is malformed (:func:`box_problem`), that has no polygon or
-      RLE while the pipeline loads masks, or whose polygons or RLE could not
-      be rasterised for its image (:func:`polygon_problem`) raises
-      :class:`AnnotationError` naming the file, the image and the annotation
-      id. Crowd, empty and out-of-image boxes are left to mmdet, which skips
-      them on purpose.
-    - ``filter_data``: a file without images, or whose images are all
-      filtered out, raises :class:`AnnotationError`; annotations of
-      categories left out of ``metainfo['classes']`` are counted in one
-      warning.
-    - ``prepare_data``: an image whose decoded size (``ori_shape`` in the
-      packed meta) differs from its declared height and width raises
-      :class:`AnnotationError`.
+    Checks in ``COCOAPI`` (:func:`coco_file_problem`), ``parse_data_info``
+    (:func:`image_problem`, :meth:`annotation_problem`), ``filter_data`` (no image
+    left) and ``prepare_data`` (decoded size); each raises :class:`AnnotationError`
+    naming the file, the image and the annotation id. docs/data_checks.md lists
+    them; annotations of categories ``metainfo['classes']`` leaves out are counted
+    in one warning.
     """
 
     def parse_data_info(self, raw_data_info: dict):
@@ -325,8 +287,8 @@ class CheckCocoRecords:
         return super().parse_data_info(raw_data_info)
 
     def annotation_problem(self, ann: dict, image: dict, loads_masks: bool) -> Optional[str]:
-        """Why mmdet cannot use the annotation ``ann`` of ``image``, or None;
-        ``loads_masks``: whether the pipeline loads its mask."""
+        """Why mmdet cannot use the annotation ``ann`` of ``image`` (the pipeline loads
+        masks: ``loads_masks``), or None."""
         category, crowd = ann.get('category_id'), ann.get('iscrowd', 0)
         segmentation = ann.get('segmentation')
         if type(category) is not int or category not in self.coco.cats:

@@ -1,12 +1,5 @@
-"""ONNX export with a dynamic batch axis, and the export run by ONNX Runtime.
-
-The export is torch's ``torch.export``-based exporter (``torch.onnx.export(...,
-dynamo=True)``, torch's default since 2.9; the TorchScript exporter is
-deprecated). The DyT packed path exports as it runs: ``NonZero`` of the
-dispatch masks, a ``Gather`` of the active rows of the whole batch, the
-block part on those rows only and a ``ScatterND`` back, so the exported
-model computes the active tokens only, as the eager one does.
-"""
+"""ONNX export with a dynamic batch axis (torch's ``torch.export``-based exporter),
+and the export run by ONNX Runtime (docs/design_notes.md)."""
 import json
 import warnings
 from typing import Dict, Optional, Sequence, Tuple, Union
@@ -116,14 +109,13 @@ def export_onnx(module: nn.Module,
                 metadata: Optional[Dict[str, object]] = None) -> None:
     """Export ``module(images)`` to the ONNX file ``path``, the batch axis dynamic.
 
-    The image size is that of ``example`` (fixed in the export); the batch
-    size is free (named 'batch'). The input is named 'images'. Weights over
-    2 GB go to an external data file next to ``path``.
+    The input is named 'images', the batch axis 'batch'; the image size is that
+    of ``example``. Weights over 2 GB go to an external data file next to ``path``.
 
     Args:
         module (nn.Module): In eval mode; see :func:`export_part`.
-        example (Tensor): Example images (B, 3, H, W), B >= 2 (an example
-            batch of 1 would specialise the batch axis to 1).
+        example (Tensor): Example images (B, 3, H, W), B >= 2 (a batch of 1
+            would specialise the batch axis to 1).
         path (str): The ``.onnx`` file to write.
         opset (int): ONNX opset. Defaults to :data:`DEFAULT_OPSET`.
         verbose (bool): Print the exporter's progress. Defaults to False.

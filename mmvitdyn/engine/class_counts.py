@@ -14,6 +14,7 @@ CLASS_COUNT_FIELDS = {
     'mmdet':
     ('roi_head.bbox_head.num_classes', 'roi_head.mask_head.num_classes', 'bbox_head.num_classes'),
     'mmseg': ('decode_head.num_classes', 'auxiliary_head.num_classes'),
+    'mmaction': ('cls_head.num_classes', ),
 }
 
 
@@ -67,8 +68,7 @@ def dataset_class_count(dataset) -> Optional[Tuple[str, int]]:
 
 def check_class_counts(cfg: Config) -> None:
     """Refuse a model head whose class count differs from the classes a
-    dataloader's data set declares (e.g. a COCO config's 80-class head on a
-    data set of 3 classes, which mmdet trains without a word).
+    dataloader's data set declares (e.g. an 80-class COCO head on 3 classes).
 
     Raises:
         SetupError: Naming both fields and their values.
@@ -87,11 +87,10 @@ def check_class_counts(cfg: Config) -> None:
 
 
 def check_data_set_classes(cfg: Config, loader: str, dataset) -> None:
-    """Refuse a head of ``cfg.model`` whose class count differs from the
-    classes a built data set (of the dataloader named ``loader``) read:
-    an image folder's class folders, an annotation file's or the config's
-    ``metainfo``, the data set type's own list. A data set that knows no
-    class names passes.
+    """Refuse a head of ``cfg.model`` whose class count differs from the classes a
+    built data set (of the dataloader ``loader``) read: class folders, the
+    annotation file's or config's ``metainfo``, the type's own list; a data set
+    that knows no class names passes.
 
     Raises:
         SetupError: Naming the head's field, the data set, its classes and

@@ -1,12 +1,6 @@
-"""Misspelt config keys, named as the user wrote them, with the key they meant.
-
-A top-level key one typo away from a key the Runner reads (``train_cfgg``) is
-read by nothing, so the run would go on with the default it meant to change.
-A misspelt argument of a registered class (``model.backbone.target_rte``)
-reaches the class as an unknown keyword, and Python names the base class
-whose ``__init__`` finally refused it (``ViT.__init__() got an unexpected
-keyword argument``), not the one the config wrote.
-"""
+"""Misspelt config keys, named as the user wrote them, with the key they meant:
+top-level keys one typo from a key the Runner reads, and unknown arguments of a
+registered class named with the class the config wrote (docs/design_notes.md)."""
 import difflib
 import inspect
 import re

@@ -1,17 +1,6 @@
-"""Distributed data-parallel wrappers: on processes without an accelerator
-(gloo backend), and for models whose training step runs two passes.
-
-mmengine 0.10.7 assumes a GPU per process: ``init_dist('pytorch')`` calls
-``torch.cuda.set_device`` and the Runner wraps the model in DDP with
-``device_ids=[LOCAL_RANK]``, which torch rejects for a CPU module. Here the
-process group is initialised before the Runner (which then skips its own
-initialisation) and the model is wrapped without device ids.
-
-mmengine's wrapper trains through the model's ``loss()``: for a model with a
-two-pass step (``two_pass_step``, e.g. DyTImageClassifier) that holds both
-passes' graphs at once. The two-pass wrappers run the model's own step
-instead; see :class:`TwoPassStepMixin`.
-"""
+"""Distributed data-parallel wrappers: on processes without an accelerator (gloo
+backend), and for models whose training step runs two passes
+(docs/design_notes.md)."""
 import os
 
 import torch.distributed as dist
@@ -29,22 +18,8 @@ class CPUDistributedDataParallel(MMDistributedDataParallel):
 
 
 class TwoPassStepMixin:
-    """``train_step`` = the wrapped model's ``two_pass_step(data, optim_wrapper, self)``.
-
-    Both passes' forwards are called through the wrapper, i.e. through DDP's
-    forward, which is what arms DDP's gradient hooks for the next backward;
-    a forward called on the bare module would leave them unarmed and its
-    gradients unreduced. The model runs the first (complete) pass and its
-    backward under ``no_sync()``: those gradients stay local and accumulate,
-    and the dynamic pass's backward all-reduces the sum, bucket by bucket as
-    it is produced, once per iteration. ``find_unused_parameters`` searches
-    the graph of that synchronised pass (DyTImageClassifier's dynamic pass
-    uses every trainable parameter). Gradient accumulation
-    (``optim_wrapper.optim_context(self)``) wraps the whole step in
-    ``no_sync()`` on iterations that do not update. ``static_graph`` is
-    refused: DDP's static-graph bookkeeping expects one synchronised forward
-    and backward per iteration and fails on the unsynchronised first pass.
-    """
+    """``train_step`` = the wrapped model's ``two_pass_step(data, optim_wrapper, self)``,
+    both passes' forwards called through the wrapper; ``static_graph`` is refused."""
 
     def __init__(self, module, **kwargs):
         if not callable(getattr(module, 'two_pass_step', None)):
@@ -93,9 +68,8 @@ def default_model_wrapper(model_class: type, on_cpu: bool) -> str:
 def init_cpu_distributed(cfg) -> None:
     """Initialise a CPU process group from torchrun's environment variables.
 
-    NCCL (mmengine's default backend) needs GPUs: an unset or 'nccl'
-    ``env_cfg.dist_cfg.backend`` becomes 'gloo' in ``cfg``, and a log line
-    says so; other backends (mpi, ccl ...) are kept.
+    An unset or 'nccl' ``env_cfg.dist_cfg.backend`` becomes 'gloo' in ``cfg``
+    (logged); other backends (mpi, ccl ...) are kept.
 
     Args:
         cfg (Config): Runner config, changed in place.

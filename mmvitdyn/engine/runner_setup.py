@@ -1,6 +1,6 @@
 """What ``tools/train.py`` and ``tools/test.py`` share: config loading,
-command-line overrides and Runner construction for mmpretrain, mmdet and
-mmseg configs alike (chosen by the config's ``default_scope``)."""
+command-line overrides and Runner construction for mmpretrain, mmdet, mmseg
+and mmaction configs alike (chosen by the config's ``default_scope``)."""
 import os
 import os.path as osp
 from contextlib import contextmanager
@@ -25,6 +25,7 @@ SCOPES = {
     'mmpretrain': dict(vis_on=dict(enable=True), vis_dir_key='out_dir', dump='DumpResults'),
     'mmdet': dict(vis_on=dict(draw=True), vis_dir_key='test_out_dir', dump='DumpDetResults'),
     'mmseg': dict(vis_on=dict(draw=True), vis_dir_key=None, dump='DumpResults'),
+    'mmaction': dict(vis_on=dict(enable=True), vis_dir_key='out_dir', dump='DumpResults'),
 }
 
 
@@ -63,13 +64,9 @@ def config_inputs(cfg: Config) -> List[str]:
 
 
 def keep_workers_only_where_there_are_some(cfg: Config) -> None:
-    """Turn ``persistent_workers`` off in each data loader of ``num_workers=0``.
-
-    mmdet's and mmseg's data bases keep their workers between epochs; with
-    ``--cfg-options train_dataloader.num_workers=0`` (loading in the main
-    process, the usual smoke test) there are none to keep, and torch's
-    DataLoader would refuse the pair.
-    """
+    """Turn ``persistent_workers`` off in each data loader of ``num_workers=0``
+    (mmdet's and mmseg's bases set it, which torch's DataLoader refuses without
+    workers)."""
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         settings = cfg.get(loader)
         if isinstance(settings, dict) and settings.get('num_workers') == 0:
@@ -210,10 +207,8 @@ def choose_model_wrapper(cfg: Config, on_cpu: bool) -> None:
 
 
 def check_schedule(cfg: Config) -> None:
-    """Refuse a parameter scheduler that ends before it begins, as one does
-    whose ``end`` defaults to the run's length when the run is shorter than
-    its ``begin`` (e.g. ``train_cfg.max_epochs=1`` under a 1-epoch warm-up):
-    mmengine's own error names neither the scheduler nor the field.
+    """Refuse a parameter scheduler that ends before it begins (e.g. an ``end``
+    defaulting to ``train_cfg.max_epochs=1`` under a 1-epoch warm-up).
 
     Raises:
         SetupError: Naming the scheduler, its begin and end and what to change.
@@ -261,6 +256,10 @@ KNOWN_CHECKPOINTS = {
     (f'the DeiT-S/16 of the DeiT repository ({DEIT}deit_small_patch16_224-cd65a155.pth)', None),
     'deit_tiny_patch16_224-a1311bcf.pth':
     (f'the DeiT-Ti/16 of the DeiT repository ({DEIT}deit_tiny_patch16_224-a1311bcf.pth)', None),
+    'levit-384_3rdparty_in1k_20230117-f3539cce.pth':
+    ('the LeViT-384 of mmpretrain (https://download.openmmlab.com/mmclassification/v0/levit/'
+     'levit-384_3rdparty_in1k_20230117-f3539cce.pth), the teacher TLEG distils its Aux-Net '
+     'from', None),
     'deit-base-distilled-p16.pth':
     (f'the distilled DeiT-B/16 of the DeiT repository '
      f'({DEIT}deit_base_distilled_patch16_224-df68dfff.pth)',
@@ -284,6 +283,7 @@ KNOWN_CHECKPOINTS = {
 # The learngene files the configs read -> the config whose header shows the
 # command that writes it (build_learngene.py, extract_baseline_learngene.py).
 LEARNGENE_CONFIGS = 'configs/cluster_learngene/'
+# yapf: disable
 KNOWN_LEARNGENES = {
     'learngene_deit-b-p16_eps10_in1k.pth': 'deit-b-p16_ancestry_in1k-224px.py',
     'learngene_deit-s-p16_eps10_in1k.pth': 'deit-s-p16_ancestry_in1k-224px.py',
@@ -293,8 +293,10 @@ KNOWN_LEARNGENES = {
     'learngene_levit-192_eps10_in1k.pth': 'levit-192_ancestry_in1k-224px.py',
     'learngene_swin-b-p4-w7_eps10_in1k.pth': 'swin-b-p4-w7_ancestry_in1k-224px.py',
     'learngene_swin-t-p4-w7_eps10_in1k.pth': 'swin-t-p4-w7_ancestry_in1k-224px.py',
-    'tleg-learngene_vit-s-p16_in1k.pth': 'tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py',
+    'tleg-learngene_vit-s-p16_in1k.pth':
+        'tleg-aux-vit-s-p16_levit-384-distill_8xb64-150e_in1k-224px.py',
 }
+# yapf: enable
 
 
 def learngene_files(node, field: str = 'model') -> Iterator[Tuple[str, str]]:
@@ -311,8 +313,8 @@ def learngene_files(node, field: str = 'model') -> Iterator[Tuple[str, str]]:
 
 
 def check_learngene_files(cfg: Config) -> None:
-    """Refuse a local learngene file that does not exist, before training
-    builds the model (where the descendant would raise while being built).
+    """Refuse a local learngene file that does not exist, before training builds
+    the model.
 
     Raises:
         SetupError: Naming the field, the file and the command that writes it.
@@ -346,8 +348,7 @@ def pretrained_checkpoints(node, field: str = 'model') -> Iterator[Tuple[str, st
 
 def check_pretrained_checkpoints(cfg: Config) -> None:
     """Refuse a local pretrained checkpoint that does not exist, before training
-    builds the model (where ``init_weights`` would raise a bare
-    ``FileNotFoundError``; testing a trained checkpoint does not read it).
+    builds the model (testing a trained checkpoint does not read it).
 
     Raises:
         SetupError: Naming the field, the file and how to make it.

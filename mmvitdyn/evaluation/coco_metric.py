@@ -22,15 +22,9 @@ NOTHING_DETECTED = (
 
 @METRICS.register_module()
 class EmptyAwareCocoMetric(CocoMetric):
-    """mmdet's :class:`~mmdet.evaluation.CocoMetric` that reports every
-    metric as 0, and says why, when no image has a detection.
-
-    mmdet logs ``The testing results of the whole dataset is empty.`` there
-    and returns no metric at all, so a run shows no metric line and a best
-    checkpoint keyed on ``coco/bbox_mAP`` has nothing to compare. Takes
-    :class:`~mmdet.evaluation.CocoMetric`'s arguments; with any detection
-    the figures are mmdet's own.
-    """
+    """mmdet's :class:`~mmdet.evaluation.CocoMetric` that reports every metric as 0,
+    and says why, when no image has a detection (mmdet returns no metric then);
+    takes its arguments."""
 
     def compute_metrics(self, results: list) -> Dict[str, float]:
         detected = any(len(pred['bboxes']) for _, pred in results)

@@ -1,10 +1,12 @@
-"""Backbones, layers, necks and token reduction; the classifiers, detectors,
-segmentors and ``QuickGELU``, which build on mmpretrain, mmdet and mmseg, are
+"""Backbones, layers, necks, token reduction and the video backbone; the
+classifiers, detectors, segmentors, recognisers, the video head and
+``QuickGELU``, which build on mmpretrain, mmdet, mmseg and mmaction2, are
 imported with their library on first use (:mod:`mmvitdyn.lazy_registry`)."""
 from ..lazy_registry import lazy_exports
-from . import classifiers, detectors, segmentors  # noqa: F401
+from . import classifiers, detectors, recognizers, segmentors  # noqa: F401
 from .backbones import *  # noqa: F401,F403
 from .dyt_dense_losses import DyTDenseLossMixin  # noqa: F401
+from .dyt_two_pass import DyTTwoPassMixin  # noqa: F401
 from .layers import *  # noqa: F401,F403
 from .necks import *  # noqa: F401,F403
 from .token_reduction import *  # noqa: F401,F403

@@ -14,26 +14,11 @@ TOKEN_MINIMAL_PER = ('image_layer', 'layer', 'token')
 class DyTObjectiveMixin:
     """Settings of DyT's extra loss terms and the rate terms themselves.
 
-    Put it before the OpenMMLab model class; the model's ``backbone`` must be
-    a :class:`~mmvitdyn.models.backbones.DynamicBackbone`.
-
-    The minimum-activation hinge is
-    ``rate_loss_weight * token_minimal_weight * sum(max(0, token_minimal - rate))``,
-    logged as ``loss_rate_min``. The rates are means of the straight-through
-    masks over patch tokens, and ``token_minimal_per`` says over which:
-
-    - ``'image_layer'`` (default): one rate per image and dispatched layer
-      (block part), the sum over both. This is the rule the official loss
-      documents (its mask is ``(b, num_layer, l)``, averaged over ``l``):
-      every image keeps at least ``token_minimal`` of its tokens in every
-      layer, whatever the other images of the batch do.
-    - ``'layer'``: one rate per layer over the whole batch (an image may
-      skip a layer entirely if another keeps enough tokens in it).
-    - ``'token'``: every token's mask is a rate of its own (the official
-      code as written, whose mean runs over a size-1 axis): each skipped
-      token costs ``token_minimal``.
-
-    (docs/recipes.md, design notes.)
+    Put it before the OpenMMLab model class; the model's ``backbone`` must be a
+    :class:`~mmvitdyn.models.backbones.DynamicBackbone`. The minimum-activation
+    hinge is ``rate_loss_weight * token_minimal_weight * sum(max(0,
+    token_minimal - rate))``, logged as ``loss_rate_min``; the rates are means of
+    the straight-through masks over patch tokens (docs/recipes.md).
 
     Args:
         rate_loss_weight (float): Weight of the activation-rate loss; 0 turns
@@ -45,9 +30,10 @@ class DyTObjectiveMixin:
             Defaults to 0.
         token_minimal_weight (float): Weight of the hinge (>= 0); 0 turns it
             off. Defaults to 0.
-        token_minimal_per (str): What the hinge compares with
-            ``token_minimal``: 'image_layer', 'layer' or 'token' (see above).
-            Defaults to 'image_layer'.
+        token_minimal_per (str): The rates the hinge compares with
+            ``token_minimal``: one per image and dispatched layer (block part)
+            ('image_layer'), one per layer over the batch ('layer') or every
+            token's mask ('token'). Defaults to 'image_layer'.
         **kwargs: Arguments of the model class.
     """
 
@@ -86,7 +72,8 @@ class DyTObjectiveMixin:
         return self.backbone.needs_objective()
 
     def min_rate_loss(self) -> torch.Tensor:
-        """``sum(max(0, token_minimal - rate))`` of the last forward (see the class docstring)."""
+        """``sum(max(0, token_minimal - rate))`` of the last forward, rates per
+        ``token_minimal_per``."""
         # Each dispatched layer's straight-through mask (B, N_patches).
         masks = [m for masks in self.backbone.dispatch_masks() for m in masks.values()]
         if self.token_minimal_per == 'image_layer':

@@ -1,13 +1,5 @@
-"""Writing every output file so that no half-written file is ever visible
-and no output replaces an input.
-
-Each file is written to a temporary sibling, flushed to disk (``fsync``),
-renamed over the destination and the rename flushed (``fsync`` of the
-directory): after a crash, a full disk or a power cut the destination holds
-either the old content or the complete new one. A destination that is the
-same file (device and inode) as one of the writer's inputs is refused
-before anything is written.
-"""
+"""Writing every output file through a temporary sibling, ``fsync`` and rename,
+refusing an output that is one of the writer's inputs (docs/design_notes.md)."""
 import json
 import os
 import re

@@ -1,46 +1,11 @@
 """Reading a checkpoint file without running code from it, through torch's own checks.
 
-A pickle can call any function while it is loaded, so a ``.pth`` file from
-elsewhere must not be fully unpickled (mmengine 0.10.7 calls ``torch.load``
-without ``weights_only``, and ``torch.hub`` with ``weights_only=False``).
-:func:`load_checkpoint_file`, which every checkpoint scheme ends in
-(:mod:`.checkpoint_schemes`), opens the file once and reads it so:
-
-1. **Format.** torch's zip format and its legacy pickle format are read;
-   the legacy ``.tar`` format (torch < 0.4) is refused, trusted or not:
-   extracting it applies member modes, owners and times through links and
-   opens special files.
-2. **Bounds**, all relative to the file's size (:func:`max_expansion`
-   times it): the records a zip declares (a deflate bomb inflates before
-   any other check), the storages a legacy file declares (checked as torch
-   creates each one, uninitialised and untouched, before its bytes are
-   read), and the bytes the pickle's own calls make (:mod:`.pickle_scan`).
-   A zip is read by torch's own reader (``torch._C.PyTorchFileReader``, the
-   one ``torch.load`` uses): the sizes bounded and the pickles scanned are
-   the records and bytes torch will read, whatever another reader would
-   make of the archive.
-3. **Unpickling.** torch's weights-only unpickler (``weights_only=True``),
-   with :data:`~.checkpoint_values.RUNNER_CHECKPOINT_GLOBALS` allowed for the
-   load through ``torch.serialization.safe_globals``: torch checks every
-   global, refuses TorchScript archives and validates sparse tensors; numpy
-   values and history buffers come back from their checked recipes.
-   ``safe_globals`` edits torch's process-wide allow-list for the duration
-   of the load, so loads are serialised, and entries of the user's own that
-   carry the same names are set aside meanwhile.
-4. **Values**: every tensor holds its own data (no meta tensors; unless
-   trusted, no elements that share memory:
-   :func:`~.checkpoint_values.check_tensors`),
-   and a config a Runner stored as text is kept only as plain data, never as
-   code (:mod:`.stored_configs`).
-
-The file is opened once; whether the user vouched for it
-(:mod:`.checkpoint_trust`) is decided on the open file (device, inode, size, times),
-and torch reads that same open file. Only what the user vouched for is
-unpickled in full (``weights_only=False``), after the same format and bound
-checks.
-torch before 2.6 has neither named allow-list entries nor a weights-only
-unpickler without known ways to run code, so there every untrusted load is
-refused, naming the opt-in.
+:func:`load_checkpoint_file`, which every scheme of :mod:`.checkpoint_schemes`
+ends in, opens the file once, refuses torch's legacy ``.tar`` format, bounds the
+data the file declares to :func:`max_expansion` times its size, unpickles it with
+torch's weights-only unpickler unless the user vouched for the file
+(:mod:`.checkpoint_trust`), and checks the values (:mod:`.checkpoint_values`,
+:mod:`.stored_configs`). The reasons for each step: docs/design_notes.md.
 """
 import io
 import math

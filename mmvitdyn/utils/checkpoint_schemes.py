@@ -1,23 +1,9 @@
 """mmengine's checkpoint schemes, each ending in :func:`load_checkpoint_file`.
 
-mmengine's ``CheckpointLoader`` picks a loader by the prefix of the name
-(local paths, ``http(s)://``, ``torchvision://`` / ``modelzoo://``,
-``open-mmlab://`` / ``openmmlab://``, ``mmcls://``, ``pavi://``, ``s3://`` /
-``petrel://``); its own loaders end in ``torch.load`` or
-``torch.hub.load_state_dict_from_url`` without ``weights_only``. Importing
-mmvitdyn registers :data:`SCHEMES` in their place (:func:`register_checkpoint_schemes`),
-so ``load_from``, ``init_cfg=dict(type='Pretrained', ...)``, ``--resume``
-(also through a ``last_checkpoint`` file that holds a URL), mmengine's
-``load_checkpoint`` and the converters all get them.
-
-Each loader only resolves the name as mmengine does and fetches the bytes: a
-URL is downloaded into torch hub's cache (``$TORCH_HOME/hub/checkpoints``,
-keyed by file name as ``torch.hub`` keys it; on rank 0 first) or taken from
-it, a ``pavi://`` model is downloaded by pavi's client, an ``s3://`` object
-read by mmengine's file backend. The file or bytes are then read by the same
-safe loader as a local file. A URL the user trusts (by the name they wrote or
-the URL it resolved to) is downloaded afresh into a private temporary folder:
-the cached file of that name may have come from another URL.
+Importing mmvitdyn registers :data:`SCHEMES` for every prefix mmengine's
+``CheckpointLoader`` knows (:func:`register_checkpoint_schemes`). Each loader
+resolves the name as mmengine does and fetches the bytes (a URL through torch
+hub's cache, or afresh when the user trusts it); docs/design_notes.md says why.
 """
 import io
 import os

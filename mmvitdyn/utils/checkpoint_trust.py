@@ -1,18 +1,9 @@
 """Which checkpoints the user vouched for: the opt-in to full unpickling.
 
-Full unpickling can run code from the file, so it is granted per file:
-
-- :func:`trusted_checkpoints` trusts the named files for the code run inside
-  it, in this thread and context only: a local path by the file it names
-  when the block starts (device, inode, size and times, links followed; the
-  loader compares them with the file it has open, so a link or name pointed
-  elsewhere later is not trusted), a URL or ``open-mmlab://``-style name as
-  written. The
-  tools' ``--trust-checkpoint [PATH ...]`` use it; nothing is written to
-  ``os.environ`` and a forked child starts without it, so processes a tool
-  starts and later loads in the same process trust nothing.
-- ``MMVITDYN_TRUST_CHECKPOINTS=1`` in the user's own shell trusts every
-  checkpoint of every process started from it (explicit and process-wide).
+:func:`trusted_checkpoints` trusts named files for the code inside it, in this
+thread and context only (the tools' ``--trust-checkpoint``);
+``MMVITDYN_TRUST_CHECKPOINTS=1`` in the user's shell trusts every checkpoint of
+every process started from it. How a file is identified: docs/design_notes.md.
 """
 import os
 import os.path as osp
@@ -52,9 +43,7 @@ def is_local_path(name) -> bool:
 
 
 def file_key(stat: os.stat_result) -> tuple:
-    """How a local file is trusted: its device and inode, with its size and
-    modification and change times (a file made later under a freed inode
-    differs in them; the change time cannot be set by a user)."""
+    """How a local file is trusted: device, inode, size, modification and change times."""
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 

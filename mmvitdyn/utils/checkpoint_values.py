@@ -1,22 +1,9 @@
 """The non-tensor values of an mmengine Runner checkpoint, unpickled as data.
 
-Besides tensors and plain containers, ``torch.save`` of a Runner checkpoint
-holds the message hub's :class:`~mmengine.logging.HistoryBuffer` s (numpy
-arrays inside) and numpy scalars. torch's weights-only unpickler calls the
-``__setstate__`` of every class it is allowed to build, and numpy's dtype
-``__setstate__`` sets arbitrary fields, offsets and object flags (reads out
-of bounds, object pointers over file bytes), while ``HistoryBuffer``'s writes
-into a dict shared by the whole class.
-
-So the names these values are pickled under are allowed as *recipes*
-(:data:`RUNNER_CHECKPOINT_GLOBALS`): inert objects that check what the pickle
-gives them (a numeric dtype code and its canonical state, an array's shape
-and exactly its bytes, a buffer's known fields) and are turned into the real
-values by :func:`resolve_recipes` once the pickle is read. numpy and mmengine
-receive only checked values: a numeric dtype code, bytes of the declared
-size, a buffer's three fields and its own statistics methods. Dicts that
-torch builds as ``OrderedDict`` may carry the one attribute a state dict has
-(``_metadata``), nothing that could shadow their methods.
+The names a Runner checkpoint's numpy values and ``HistoryBuffer`` s are pickled
+under are allowed as *recipes* (:data:`RUNNER_CHECKPOINT_GLOBALS`): inert
+objects that check what the pickle gives them, turned into the real values by
+:func:`resolve_recipes` once the pickle is read (why: docs/design_notes.md).
 """
 import math
 import reprlib
@@ -48,11 +35,8 @@ class Recipe:
 
 
 class DTypeRecipe(Recipe):
-    """``numpy.dtype(code, align, copy)`` of a numeric dtype, then its state.
-
-    Only the canonical state of that dtype is accepted (byte order aside):
-    no fields, names, sub-arrays, sizes or flags from the file.
-    """
+    """``numpy.dtype(code, align, copy)`` of a numeric dtype, then its canonical state
+    only (byte order aside)."""
     dtype = None  # set by __init__, which a NEWOBJ of the class skips
 
     def __init__(self, code, align=False, copy=False):
@@ -309,12 +293,8 @@ def _element_offsets(tensor: torch.Tensor, start: int, stop: int) -> torch.Tenso
 
 
 def _shares_memory(tensor: torch.Tensor, budget: List[int]) -> bool:
-    """Whether two elements of a strided ``tensor`` lie at one storage offset.
-
-    Strides where each dimension steps over all the ones below it need no
-    work; others compute the elements' offsets, ``OFFSET_CHUNK`` at a time,
-    marked in a bitmap of the span they cover, and draw the elements from
-    ``budget[0]``.
+    """Whether two elements of a strided ``tensor`` lie at one storage offset,
+    drawing the elements it computes offsets of from ``budget[0]``.
 
     Raises:
         CheckpointValueError: The check would exceed ``budget[0]``.

@@ -1,15 +1,9 @@
 """Memory a checkpoint's pickle makes from nothing, found before it is unpickled.
 
-torch's weights-only allow-list holds three callables that turn a few bytes
-of pickle into much memory: ``bytearray(n)`` (n zeroed bytes), ``_codecs.encode``
-with an expanding codec (``hex`` doubles its input; chained through the memo,
-a 1.4 kB pickle reaches 16 MiB in 18 steps) and the tensor classes
-(``torch.Tensor(n)``: n uninitialised elements). A checkpoint needs none of
-that: protocol 2 writes ``bytes`` as ``_codecs.encode(text, 'latin1')`` and
-``bytearray`` from such bytes or text, and tensors through the rebuild
-functions. :func:`scan_pickle` reads the opcodes (:mod:`pickletools`, which
-executes nothing), follows the stack and memo abstractly, and refuses any
-other use of these callables and a total of made bytes beyond the budget.
+:func:`scan_pickle` reads the opcodes (:mod:`pickletools`, which executes
+nothing), follows the stack and memo abstractly, and refuses the uses of
+``bytearray``, ``_codecs.encode`` and the tensor classes that no checkpoint has,
+and a total of made bytes beyond the budget (docs/design_notes.md).
 """
 import _compat_pickle
 import pickletools

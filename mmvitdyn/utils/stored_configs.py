@@ -1,20 +1,10 @@
 """Configs that a checkpoint stores as Python text, kept as data and never run.
 
-mmengine's Runner stores the config's text in a checkpoint
-(``meta.config``, ``meta.cfg``, ``message_hub.runtime_info.cfg``), and later
-passes it to ``Config.fromstring(text, '.py')``, which executes it: on
-``--resume`` (to compare GPU counts) and in an inferencer built from the
-weights alone. So the checkpoint loader hands mmengine only what
-:func:`parse_config_text` reads as plain data (assignments of literals,
-lists, tuples, sets, dicts, ``dict(key=value)`` and ``dict({...})``;
-nothing is evaluated), written out again by :func:`config_text` without the
-keys that make mmengine read or import other files (``_base_``,
-``custom_imports``) and never holding ``{{``, which opens the placeholders
-mmengine rewrites in the text before running it. A registry scope is a
-module name to mmengine (``type='pkg.Name'``, ``_scope_``,
-``default_scope``: it imports ``pkg.registry``), so only the scopes of
-:data:`KNOWN_SCOPES` are kept. A text that is not plain data is removed
-from the checkpoint with a warning that names the file and the field.
+:func:`keep_stored_configs_as_data` replaces each stored config text
+(:data:`STORED_CONFIG_FIELDS`) by what :func:`parse_config_text` reads as plain
+data, written out again by :func:`config_text` without :data:`LOADING_KEYS`,
+scopes outside :data:`KNOWN_SCOPES` or ``{{``; a text that is not plain data is
+removed with a warning naming the file and the field (why: docs/design_notes.md).
 """
 import ast
 import math
@@ -140,10 +130,8 @@ def config_text(config: Dict[str, Any]) -> str:
     """Python text that assigns ``config``'s plain values, less :data:`LOADING_KEYS`.
 
     Raises:
-        NotPlainDataError: The text would hold ``{{`` (mmengine rewrites
-            ``{{ ... }}`` in a config's text before running it, which could
-            break out of a string), or a value has no literal (an int beyond
-            Python's digit limit).
+        NotPlainDataError: The text would hold ``{{``, or a value has no literal
+            (an int beyond Python's digit limit).
     """
     try:
         text = ''.join(f'{key} = {value!r}\n' for key, value in config.items()

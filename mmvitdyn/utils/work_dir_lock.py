@@ -1,13 +1,8 @@
 """One training run per work_dir: an advisory lock that names its holder.
 
-Two runs writing checkpoints, ``last_checkpoint`` and rotating old files in
-one folder destroy each other's state. :class:`WorkDirLock` holds an
-exclusive ``flock`` on ``<work_dir>/.mmvitdyn.lock`` for the run; the kernel
-releases it when the process ends however it ends (``kill -9`` included), so
-no stale lock outlives its holder. The file records who holds it (pid, host,
-start time, command), which the refusal quotes. Within one process the lock is
-shared (counted), so a run that failed without releasing it does not block a
-later run of the same process.
+:class:`WorkDirLock` holds an exclusive ``flock`` on ``<work_dir>/.mmvitdyn.lock``,
+which records the holder (pid, host, start time, command); within one process
+the lock is counted (docs/design_notes.md).
 """
 import fcntl
 import json

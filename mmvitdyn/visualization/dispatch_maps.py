@@ -1,8 +1,5 @@
-"""Where a DyT model's tokens run and where they skip, as pictures and figures.
-
-Figures are drawn on :class:`matplotlib.figure.Figure` objects directly, so
-drawing needs no display and changes no global matplotlib state.
-"""
+"""Where a DyT model's tokens run and where they skip, as pictures and figures
+(drawn on :class:`matplotlib.figure.Figure` objects: no display, no global state)."""
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 import numpy as np

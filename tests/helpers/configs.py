@@ -4,6 +4,7 @@ import re
 
 from mmengine.config import Config
 
+from mmvitdyn.utils.config_names import renamed_to  # noqa: F401 (the tests' rule too)
 from .tools import REPO
 
 VIT_DIGITS_CFG = REPO / 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
@@ -11,7 +12,8 @@ MASK_RCNN_COCO_CFG = REPO / 'configs/mask_rcnn/mask-rcnn_r18_fpn_1xb4-12e_coco-s
 FCN_ADE_CFG = REPO / 'configs/fcn/fcn_r18-d8_1xb4-400i_ade-shapes-128px.py'
 DYT_DIGITS_CFG = REPO / 'configs/dyt/vit-mini-p4-dyt_1xb32-8e_digits-32px.py'
 DYT_COCO_CFG = REPO / 'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py'
-DYT_ADE_CFG = REPO / 'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py'
+DYT_ADE_CFG = REPO / 'configs/dyt/upernet_vit-mini-p16-dyt_mln_1xb4-400i_ade-shapes-128px.py'
+DYT_VIDEO_CFG = REPO / 'configs/dyt_video/vit-mini-p4-dyt_d16_1xb8-20e_video-shapes-32px.py'
 DYT_CONFIG_DIR = REPO / 'configs/dyt'
 # The option that lets a test train a config's frozen ViT on random weights (the
 # digits DyT configs expect a trained ViT as load_from).

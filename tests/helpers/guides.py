@@ -29,8 +29,8 @@ from .tools import REPO, run_tool, tool_command
 FINETUNE_GUIDE = REPO / 'docs/finetune_custom_data.md'
 TOOLS_GUIDE = REPO / 'docs/openmmlab_tools.md'
 EXAMPLES = REPO / 'configs/examples'
-CLS_CONFIG = 'configs/examples/vit-base-p16-dyt_d16_1xb64-100e_my-set-224px.py'
-CLS_WORK_DIR = 'work_dirs/vit-base-p16-dyt_d16_1xb64-100e_my-set-224px'
+CLS_CONFIG = 'configs/examples/vit-b-p16-dyt_d16_1xb64-100e_my-set-224px.py'
+CLS_WORK_DIR = 'work_dirs/vit-b-p16-dyt_d16_1xb64-100e_my-set-224px'
 # The small config of the same task for each ViT-B config the guides' configs inherit.
 SMALL_CONFIGS = {
     'mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py': DYT_COCO_CFG,

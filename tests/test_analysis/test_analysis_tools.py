@@ -49,7 +49,7 @@ def test_get_flops_of_a_dyt_model_averages_val_images(data_workspace, tmp_path):
 
 @pytest.mark.parametrize('config', [
     'configs/dyt/mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py',
-    'configs/dyt/upernet_vit-mini-dyt_mln_1xb4-400i_ade-shapes-128px.py',
+    'configs/dyt/upernet_vit-mini-p16-dyt_mln_1xb4-400i_ade-shapes-128px.py',
 ])
 def test_get_flops_of_dense_prediction_configs(config, data_workspace):
     """Per-image DyT GFLOPs for a detector (backbone + neck) and a segmentor."""

@@ -13,11 +13,12 @@ from helpers.dyt import assert_dyt_settings
 from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
 
 
-def vtab(setting, model='vit-base-p16-dyt'):
-    return f'{model}_{setting}_1xb64-100e_vtab1k-224px.py'
+def vtab(model='vit-b-p16-dyt', width='d16'):
+    """The VTAB-1K config of ``model`` with adapters ``width`` wide (None: no adapters)."""
+    return f'{model}{"_" + width if width else ""}_1xb64-100e_vtab1k-224px.py'
 
 
-TEMPLATE = vtab('d16')
+TEMPLATE = vtab()
 VTAB_CLASSES = dict(
     cifar=100,
     caltech101=102,
@@ -42,20 +43,20 @@ FULL_DATA = dict(bottleneck=64, scale=0.1)
 # config -> (dispatch, target_rate, adapter_cfg, freeze_pretrained)
 VARIANTS = {
     TEMPLATE: ('mlp', 0.5, dict(bottleneck=16, scale=1.0, num_experts=1), True),
-    vtab('d8'): ('mlp', 0.5, dict(bottleneck=8, scale=1.0), True),
-    vtab('attn-d16'): ('attn', 0.5, dict(bottleneck=16), True),
-    vtab('attn-mlp-d16'): ('attn_mlp', 0.7, dict(bottleneck=16), True),
-    vtab('layer-d16'): ('layer', 0.7, dict(bottleneck=16), True),
-    vtab('moe4-d16'): ('mlp', 0.5, dict(num_experts=4), True),
-    vtab('d16', model='vit-base-p16-adaptformer'): (None, 0.5, dict(bottleneck=16), True),
-    vtab('full-ft', model='vit-base-p16'): (None, 0.5, None, False),
-    'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py': ('mlp', 0.5, FULL_DATA, True),
-    'vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py': ('mlp', 0.5, FULL_DATA, True),
+    vtab(width='d8'): ('mlp', 0.5, dict(bottleneck=8, scale=1.0), True),
+    vtab('vit-b-p16-dyt-attn'): ('attn', 0.5, dict(bottleneck=16), True),
+    vtab('vit-b-p16-dyt-attn-mlp'): ('attn_mlp', 0.7, dict(bottleneck=16), True),
+    vtab('vit-b-p16-dyt-layer'): ('layer', 0.7, dict(bottleneck=16), True),
+    vtab('vit-b-p16-dyt-moe4'): ('mlp', 0.5, dict(num_experts=4), True),
+    vtab('vit-b-p16-adaptformer'): (None, 0.5, dict(bottleneck=16), True),
+    vtab('vit-b-p16-full-ft', width=None): (None, 0.5, None, False),
+    'vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py': ('mlp', 0.5, FULL_DATA, True),
+    'vit-b-p16-dyt_d64_8xb128-100e_in1k-224px.py': ('mlp', 0.5, FULL_DATA, True),
 }
 
 
 def task_config(task):
-    return f'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-{task.replace("_", "-")}-224px.py'
+    return f'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-{task.replace("_", "-")}-224px.py'
 
 
 def lr_schedule(cfg):
@@ -101,8 +102,8 @@ def test_vtab_recipe():
 
 
 def test_full_data_recipe():
-    cifar = dyt_config('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py')
-    imagenet = dyt_config('vit-base-p16-dyt_d64_8xb128-100e_in1k-224px.py')
+    cifar = dyt_config('vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py')
+    imagenet = dyt_config('vit-b-p16-dyt_d64_8xb128-100e_in1k-224px.py')
     for cfg in (cifar, imagenet):
         assert 8 * cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == 1024
         assert lr_schedule(cfg) == (4e-3, 0.01, 20, 100, 0.0, 100)
@@ -127,12 +128,12 @@ def tiny_checkpoint(tmp_path_factory):
     return str(path)
 
 
-@pytest.mark.parametrize(
-    'name',
-    [TEMPLATE,
-     vtab('attn-mlp-d16'),
-     vtab('moe4-d16'),
-     vtab('full-ft', model='vit-base-p16')])
+@pytest.mark.parametrize('name', [
+    TEMPLATE,
+    vtab('vit-b-p16-dyt-attn-mlp'),
+    vtab('vit-b-p16-dyt-moe4'),
+    vtab('vit-b-p16-full-ft', width=None)
+])
 def test_model_builds_loads_and_trains(name, tiny_checkpoint):
     cfg = copy.deepcopy(dyt_config(name))
     cfg.model.backbone.update(arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE)

@@ -7,9 +7,9 @@ import pytest
 
 from helpers.configs import DYT_CONFIG_DIR, dyt_config
 
-NO_WARMUP = ('vit-base-p16-adaptformer-evit_d64_8xb128-100e_cifar100-224px.py',
-             'vit-base-p16-adaptformer-evit_d8_1xb64-100e_vtab1k-224px.py')
-WARMUP = 'vit-base-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py'
+NO_WARMUP = ('vit-b-p16-adaptformer-evit_d64_8xb128-100e_cifar100-224px.py',
+             'vit-b-p16-adaptformer-evit_d8_1xb64-100e_vtab1k-224px.py')
+WARMUP = 'vit-b-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py'
 BASE_KEEP_RATE = 0.7  # both scripts: --base_keep_rate 0.7 (run_code.sh:11, finetune.sh:12)
 # run_code.sh:15-17 (training from scratch): --shrink_start_epoch 10
 # --shrink_epochs 100 --epochs 300.

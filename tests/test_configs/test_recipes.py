@@ -308,8 +308,8 @@ def test_the_in21k_checkpoint_brings_its_normalisation(row):
 
 
 @pytest.mark.parametrize('name', [
-    'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py',
-    'vit-base-p16-dyt_d64_8xb128-100e_food101-224px.py'
+    'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py',
+    'vit-b-p16-dyt_d64_8xb128-100e_food101-224px.py'
 ])
 def test_weight_decay_reaches_every_trainable_parameter(name):
     """The recipe's optimiser on the real model class (a tiny ViT): one AdamW group
@@ -337,7 +337,7 @@ def test_the_models_own_normalisation_wins_in_init_model_and_the_runner(tmp_path
     """A VTAB-1K config's data set base carries ImageNet statistics at the top
     level; the model that the tools (init_model) and the Runner build normalises
     with the checkpoint's mean = std = 127.5 and swaps BGR to RGB."""
-    cfg = copy.deepcopy(dyt_config('vit-base-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py'))
+    cfg = copy.deepcopy(dyt_config('vit-b-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py'))
     assert cfg.data_preprocessor.mean == [123.675, 116.28, 103.53]  # the data set base's
     cfg.model.backbone.update(
         arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE, init_cfg=None)

@@ -15,10 +15,10 @@ from helpers.configs import dyt_config
 from helpers.models import TINY_ARCH, images, shrink_to_tiny
 
 DECREASING = {
-    'vit-base-p16-adaptformer-tome-decreasing_d64_8xb128-100e_cifar100-224px.py': None,
-    'vit-base-p16-dyt-tome-decreasing_d64_8xb128-100e_cifar100-224px.py': 'mlp',
+    'vit-b-p16-adaptformer-tome-decreasing_d64_8xb128-100e_cifar100-224px.py': None,
+    'vit-b-p16-dyt-tome-decreasing_d64_8xb128-100e_cifar100-224px.py': 'mlp',
 }
-MAE_AVG = 'vit-base-p16-mae-dyt-tome_d64_avgpool_8xb128-100e_cifar100-224px.py'
+MAE_AVG = 'vit-b-p16-mae-dyt-tome_d64_avgpool_8xb128-100e_cifar100-224px.py'
 # ToMe (github.com/facebookresearch/ToMe at af95e4b) on MAE: README.md:115 sets
 # prop_attn=True only for the MAE models it trained with ToMe, False for
 # off-the-shelf ones; tome/patch/mae.py:71 apply_patch defaults to

@@ -151,7 +151,7 @@ def test_a_checkpoint_without_class_names_and_a_large_photo(dyt_digits_checkpoin
 
 @pytest.mark.parametrize(
     'config, expected', [
-        ('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py', CIFAR100.METAINFO['classes']),
+        ('vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py', CIFAR100.METAINFO['classes']),
         ('upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py',
          ADE20KDataset.METAINFO['classes']),
         ('mask-rcnn_vitdet-mini-dyt_1xb4-12e_coco-shapes-128px.py',

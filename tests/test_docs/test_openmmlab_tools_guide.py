@@ -26,7 +26,7 @@ def test_stock_train_py_trains_our_config(guide_workspace):
             'model.backbone.init_cfg=None', RANDOM_FROZEN, 'train_cfg.max_epochs=1',
             'train_dataloader.batch_size=4', 'val_dataloader.batch_size=12'
         ])
-    work_dir = guide_workspace / 'work_dirs/vit-base-p16-dyt_d16_1xb64-100e_my-set-list-224px'
+    work_dir = guide_workspace / 'work_dirs/vit-b-p16-dyt_d16_1xb64-100e_my-set-list-224px'
     assert (work_dir / 'epoch_1.pth').is_file()
     assert not (work_dir / '.mmvitdyn.lock').exists()  # tools/train.py holds its work dir
     (train, val), = json_logs(work_dir)

@@ -14,7 +14,7 @@ from helpers.guides import write_classification_set
 from helpers.tools import load_tool
 from mmvitdyn.engine.runner_setup import SetupError, check_class_counts
 
-DTD_CFG = DYT_CONFIG_DIR / 'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py'
+DTD_CFG = DYT_CONFIG_DIR / 'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py'
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from helpers.models import images, shrink_to_tiny, tiny
 from mmvitdyn.engine.hooks import EViTKeepRateHook
 from mmvitdyn.models import DyTViT
 
-WARMUP_CONFIG = 'vit-base-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py'
+WARMUP_CONFIG = 'vit-b-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py'
 # adjust_keep_rate(it, it // 3, warmup_epochs=1, total_epochs=3, ITERS_PER_EPOCH=3,
 # base_keep_rate=0.5) of EViT's public helpers.py, run once for it = 0..11.
 PUBLIC_RATES = [

@@ -18,7 +18,7 @@ NAMED = sorted({
 
 
 def test_every_pretrained_file_of_the_configs_has_a_source():
-    assert len(NAMED) == 9
+    assert len(NAMED) == 10
     assert [name for name in NAMED if name not in KNOWN_CHECKPOINTS] == []
 
 
@@ -32,8 +32,11 @@ def test_every_pretrained_file_of_the_configs_has_a_source():
          'e.g. python tools/model_converters/timm2mmvitdyn.py mae_pretrain_vit_base.pth '
          'checkpoints/mae-vit-base-p16.pth (the source: the MAE ViT-B/16 of the MAE repository '
          '(https://dl.fbaipublicfiles.com/mae/pretrain/mae_pretrain_vit_base.pth))'),
+        ('configs/cluster_learngene/tleg-aux-vit-s-p16_levit-384-distill_8xb64-150e_in1k-224px.py',
+         'the teacher TLEG distils its Aux-Net from, which loads as it is: download it to '
+         'checkpoints/levit-384_3rdparty_in1k_20230117-f3539cce.pth'),
     ],
-    ids=['loads-as-it-is', 'converted'])
+    ids=['loads-as-it-is', 'converted', 'teacher'])
 def test_a_missing_file_names_its_source(config, expected, tmp_path, monkeypatch):
     cfg = Config.fromfile(str(REPO / config))
     monkeypatch.chdir(tmp_path)

@@ -70,11 +70,13 @@ def learngenes(tmp_path_factory):
     for method in ('heuristic', 'auto'):
         files[f'{method}-learngene_deit-s-p16_in1k.pth'] = root / f'{method}.pth'
         ViTAncestry(deit_s).extract_blocks(method).save(str(root / f'{method}.pth'))
-    aux = tiny(
+    aux = tiny(  # TLEG's Aux-Net has no class token
         LinearExpansionViT,
         arch=dict(embed_dims=WIDTH, num_layers=12, num_heads=6, feedforward_channels=96),
         img_size=224,
-        patch_size=16)
+        patch_size=16,
+        class_token=False,
+        out_type='avg_featmap')
     files['tleg-learngene_vit-s-p16_in1k.pth'] = root / 'tleg.pth'
     ViTAncestry(aux).extract_expansion().save(str(root / 'tleg.pth'))
     for name, (width, heads) in SWIN_STANDINS.items():
@@ -172,6 +174,7 @@ def test_config_builds(path, learngenes):
     if backbone.type == 'LinearExpansionViT':  # TLEG's Aux-Net, at the tiny width
         backbone.arch = dict(embed_dims=WIDTH, num_layers=12, num_heads=6, feedforward_channels=96)
         cfg.model.head.in_channels = WIDTH
+        cfg.model.teacher.init_cfg = None  # its LeViT-384 teacher, at random
         model = MODELS.build(cfg.model)
         model.init_weights()
         with torch.no_grad():

@@ -119,7 +119,7 @@ def test_resume_from_a_checkpoint_whose_config_is_code_runs_none_of_it(data_work
 @pytest.mark.parametrize(
     'config', [
         VIT_DIGITS_CFG, DYT_DIGITS_CFG, DYT_ADE_CFG, DYT_COCO_CFG,
-        REPO / 'configs/dyt/vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py'
+        REPO / 'configs/dyt/vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py'
     ],
     ids=lambda path: path.name)
 def test_the_configs_mmengine_dumps_read_as_data_and_as_mmengine_reads_them(config):

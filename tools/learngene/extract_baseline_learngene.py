@@ -8,8 +8,8 @@ configs/cluster_learngene/deit-s-p16_ancestry_in1k-224px.py) and CHECKPOINT
 its weights; the learngene is the ancestry's last three blocks
 (Heuristic-Learngene) or blocks 0-5 (Auto-Learngene).
 tleg: CONFIG is TLEG's Aux-Net (e.g.
-configs/cluster_learngene/tleg-aux-vit-s-p16_8xb128-100e_in1k-224px.py) and
-CHECKPOINT the trained Aux-Net; the learngene is its theta_A and theta_B.
+configs/cluster_learngene/tleg-aux-vit-s-p16_levit-384-distill_8xb64-150e_in1k-224px.py)
+and CHECKPOINT the trained Aux-Net; the learngene is its theta_A and theta_B.
 
 Descendants read the file with ``LearngeneViT(init_mode=METHOD, learngene=FILE)``.
 """

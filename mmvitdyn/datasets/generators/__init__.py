@@ -11,6 +11,7 @@ from .atomic import GeneratedSet
 from .coco_shapes import (COCO_SHAPES_CLASSES, COCO_SHAPES_PALETTE, COCO_SHAPES_ROOT,
                           generate_coco_shapes)
 from .digits import DIGITS_CLASSES, DIGITS_ROOT, generate_digits
+from .video_shapes import VIDEO_SHAPES_CLASSES, VIDEO_SHAPES_ROOT, generate_video_shapes
 
 
 class Generator(NamedTuple):
@@ -32,11 +33,15 @@ GENERATORS = {
               'tools/dataset_converters/gen_coco_shapes.py'),
     'ade_shapes':
     Generator(ADE_SHAPES_ROOT, generate_ade_shapes, 'tools/dataset_converters/gen_ade_shapes.py'),
+    'video_shapes':
+    Generator(VIDEO_SHAPES_ROOT, generate_video_shapes,
+              'tools/dataset_converters/gen_video_shapes.py'),
 }
 
 __all__ = [
     'ADE_SHAPES_ADE20K_INDICES', 'ADE_SHAPES_CLASSES', 'ADE_SHAPES_PALETTE', 'ADE_SHAPES_ROOT',
     'COCO_SHAPES_CLASSES', 'COCO_SHAPES_PALETTE', 'COCO_SHAPES_ROOT', 'DIGITS_CLASSES',
-    'DIGITS_ROOT', 'GENERATORS', 'GeneratedSet', 'Generator', 'generate_ade_shapes',
-    'generate_coco_shapes', 'generate_digits'
+    'DIGITS_ROOT', 'GENERATORS', 'GeneratedSet', 'Generator', 'VIDEO_SHAPES_CLASSES',
+    'VIDEO_SHAPES_ROOT', 'generate_ade_shapes', 'generate_coco_shapes', 'generate_digits',
+    'generate_video_shapes'
 ]

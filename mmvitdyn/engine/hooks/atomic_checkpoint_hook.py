@@ -21,30 +21,11 @@ VALIDATED_KEY = 'atomic_checkpoint_validated_step'
 class AtomicCheckpointHook(CheckpointHook):
     """``CheckpointHook`` whose files are complete, current and single after a crash.
 
-    mmengine's hook writes a checkpoint in place, removes the oldest one
-    (``max_keep_ckpts``) and the previous best one before writing the new
-    one, and records a new best score in the epoch checkpoint only after the
-    best file is written. So a crash while saving leaves a truncated file or
-    no checkpoint, and a crash between the best save and the epoch re-save
-    leaves a run that resumes with the old best score and two best files.
-    This hook, for local folders:
-
-    - writes checkpoints and ``last_checkpoint`` through a temporary file,
-      ``fsync`` and rename (:func:`mmvitdyn.utils.atomic_target`), and
-      removes outdated checkpoints only once the new one and
-      ``last_checkpoint`` are in place;
-    - on a new best score, first re-saves the resumable checkpoint with the
-      new score and path, then writes the best file, and removes the previous
-      one only once a resumable checkpoint records the new one; a resumed run
-      rewrites a recorded best file the crash kept from being written (the
-      resumed weights are those it holds), removes the best files of earlier
-      steps it does not record, and validates the resumed step again when its
-      checkpoint does not record that validation (a kill during validation or
-      before the re-save), so no best score is lost;
-    - holds the work_dir and the checkpoint ``out_dir`` while training
-      (:class:`mmvitdyn.utils.WorkDirLock`: a second training run writing to
-      either stops, naming the holder) and removes the
-      temporary files of killed saves when training starts.
+    For local folders it writes checkpoints and ``last_checkpoint`` through
+    :func:`mmvitdyn.utils.atomic_target`, removes outdated and superseded best
+    checkpoints only once their successors are recorded, reconciles the best
+    files after a resume, and holds the work_dir and ``out_dir``
+    (:class:`mmvitdyn.utils.WorkDirLock`) while training (docs/design_notes.md).
 
     Takes the arguments of :class:`mmengine.hooks.CheckpointHook`; remote
     ``out_dir`` s and explicit ``backend_args`` are left to mmengine.
@@ -139,8 +120,7 @@ class AtomicCheckpointHook(CheckpointHook):
             self.file_backend.rmtree(path)
 
     def _save_best_checkpoint(self, runner, metrics) -> None:
-        """mmengine's rule for a new best, saved in the crash-safe order of the
-        class docstring."""
+        """mmengine's rule for a new best, saved in the crash-safe order (docs/design_notes.md)."""
         if not self.save_best:
             return
         step = runner.epoch if self.by_epoch else runner.iter

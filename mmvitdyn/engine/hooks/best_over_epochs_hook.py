@@ -11,14 +11,10 @@ RULES = ('greater', 'less')
 class BestOverEpochsHook(Hook):
     """Log ``<key><suffix>``, the best ``key`` over every validation epoch so far.
 
-    E.g. ``accuracy/top1_best_epoch`` (the number VTAB-1K papers report, see
-    docs/recipes.md) next to the current epoch's ``accuracy/top1`` (after the
-    last epoch, the last-epoch accuracy). Both go
-    to the validation log, the visualiser backends and the dict the
-    validation loop returns. The best value lives in the message hub's
-    runtime information, which checkpoints keep, so a resumed run carries on
-    from it (from the validations before the checkpoint's epoch: mmengine
-    writes an epoch's checkpoint before validating that epoch).
+    E.g. ``accuracy/top1_best_epoch`` next to the epoch's ``accuracy/top1``, in the
+    validation log, the visualiser backends and the dict the validation loop
+    returns. The best value lives in the message hub's runtime information, which
+    checkpoints keep, so a resumed run carries on from it (docs/recipes.md).
 
     Args:
         key (str): The metric, as the evaluator names it. Defaults to

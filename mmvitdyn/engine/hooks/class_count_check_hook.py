@@ -7,16 +7,10 @@ from ..class_counts import check_data_set_classes
 
 @HOOKS.register_module()
 class ClassCountCheckHook(Hook):
-    """Refuse, before a loop runs, a data set whose classes differ in number
-    from a model head's ``num_classes``
-    (:func:`~mmvitdyn.engine.class_counts.check_data_set_classes`).
-
-    :func:`~mmvitdyn.engine.class_counts.check_class_counts` refuses what a
-    config declares before anything is built; classes known only once the
-    data set has read its files (3 class folders under a 4-class head, which
-    mmpretrain trains to the end without a word) are refused here, from the
-    data set the loop really runs. ``build_runner`` (``tools/train.py``,
-    ``tools/test.py``) registers it on every runner.
+    """Refuse, before a loop runs, a data set whose classes differ in number from a
+    model head's ``num_classes``
+    (:func:`~mmvitdyn.engine.class_counts.check_data_set_classes`), from the data
+    set the loop runs; ``build_runner`` registers it on every runner.
 
     Raises:
         SetupError: In ``before_train`` (the training and validation data

@@ -10,15 +10,10 @@ from ...models.backbones import DynamicBackbone
 
 @HOOKS.register_module()
 class DispatchRateHook(Hook):
-    """Log the overall and per-layer activation rates of val/test epochs.
-
-    Works with any model whose ``backbone`` is a
-    :class:`~mmvitdyn.models.backbones.DynamicBackbone` (classifiers,
-    detectors, segmentors). The rates of every backbone
-    forward of the epoch (several per batch under sliding-window
-    inference), weighted by its number of images or crops, are averaged and
-    logged next to the metrics as ``act_rate`` and ``act_rate/<layer>.<part>``.
-    """
+    """Log ``act_rate`` and ``act_rate/<layer>.<part>`` of val/test epochs for any
+    model whose ``backbone`` is a :class:`~mmvitdyn.models.backbones.DynamicBackbone`:
+    the rates of every backbone forward of the epoch, weighted by its number of
+    images or crops, averaged."""
     priority = 'NORMAL'  # before LoggerHook, which prints the epoch's scalars
 
     def __init__(self):

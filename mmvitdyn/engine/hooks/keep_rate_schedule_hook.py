@@ -13,14 +13,11 @@ class EViTKeepRateHook(Hook):
     """Lower the keep rate of every :class:`EViT` of the model from 1 to the
     ``keep_rate`` it was built with, before each training iteration.
 
-    Iteration ``t`` (0-based, over the whole training; epoch ``e = t // L``
-    with L iterations an epoch) keeps all tokens (rate 1) while
-    ``e < start_epoch``, keeps the target ``k`` from epoch
-    ``start_epoch + shrink_epochs`` on, and in between follows a half cosine
-    over the iterations: ``k + (1 - k) * (1 + cos(pi * s)) / 2`` with
-    ``s = (t - L * start_epoch) / (L * shrink_epochs)``. Validation during
-    training runs at the rate of the last training iteration. The rate is
-    logged as ``train/keep_rate`` (the mean over the EViT modules).
+    Iteration ``t`` (0-based; epoch ``e = t // L``, L iterations an epoch) keeps
+    rate 1 while ``e < start_epoch``, the target ``k`` from epoch ``start_epoch +
+    shrink_epochs`` on, and in between ``k + (1 - k) * (1 + cos(pi * s)) / 2`` with
+    ``s = (t - L * start_epoch) / (L * shrink_epochs)``. Validation runs at the
+    last training rate; the rate is logged as ``train/keep_rate`` (mean over EViTs).
 
     Args:
         start_epoch (int): First epoch whose rate is below 1. Defaults to 10.

@@ -24,15 +24,11 @@ def layer_decay_scale(depth: int, num_depths: int, decay_rate: float) -> float:
 class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
     """Parameter groups by backbone depth and weight decay, frozen parameters left out.
 
-    Works for classifiers, detectors and segmentors alike: the depth of a
-    parameter comes from ``backbone.get_layer_depth(name, prefix='backbone.')``
-    (``model.backbone``, or the model itself when it has no backbone), and
-    everything outside the backbone (necks, heads) is at the last depth, at
-    the base learning rate. Parameters with ``requires_grad=False`` (a DyT
-    backbone's frozen weights) are not given to the optimiser. Weight decay is
-    0 for 1-D parameters (norms, biases), for the names the backbone's
-    ``no_weight_decay()`` lists (``pos_embed``, ``cls_token``, relative-position
-    tables), and for names containing a ``no_decay_keys`` entry.
+    A parameter's depth is ``backbone.get_layer_depth(name, prefix='backbone.')``
+    (``model.backbone``, or the model itself without one); necks and heads are at
+    the last depth (the base rate). Parameters with ``requires_grad=False`` are not
+    given to the optimiser. Weight decay is 0 for 1-D parameters, the backbone's
+    ``no_weight_decay()`` names and names containing a ``no_decay_keys`` entry.
 
     ``paramwise_cfg``:
         layer_decay_rate (float): Decay per depth, in (0, 1]; 1 gives every

@@ -151,7 +151,8 @@ class ViTAncestry(Ancestry):
         """``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``,
         ``feedforward_channels``, ``patch_size``, ``patch_resolution`` (the
         grid its position embedding is for), ``num_extra_tokens`` (the
-        prefix tokens), ``qkv_bias`` and the family (:meth:`family`)."""
+        prefix tokens: 0 without a class token), ``qkv_bias`` and the family
+        (:meth:`family`)."""
         backbone = self.backbone
         attn = backbone.blocks[0].attn
         state = self.block_state(0)
@@ -175,15 +176,12 @@ class ViTAncestry(Ancestry):
 
         Raises:
             ValueError: A setting a descendant could not reproduce (named):
-                no class token, norms other than LayerNorm or of several
-                eps, an activation not in ``ACTIVATIONS`` (GELU: exact) or
-                differing between blocks, layer scales in some blocks only.
+                norms other than LayerNorm or of several eps, an activation
+                not in ``ACTIVATIONS`` (GELU: exact) or differing between
+                blocks, layer scales in some blocks only.
         """
         backbone = self.backbone
         name = type(backbone).__name__
-        if backbone.cls_token is None:
-            raise ValueError(f'{name} has no class token (class_token=False); learngene '
-                             'descendants are ViTs with one')
         blocks = list(backbone.blocks)
         norms = [module for block in blocks for module in (block.norm1, block.norm2)]
         norms += [m for m in (backbone.norm, backbone.norm_pre) if not isinstance(m, nn.Identity)]

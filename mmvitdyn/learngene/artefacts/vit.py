@@ -60,13 +60,15 @@ def validate_ancestry(ancestry) -> dict:
     for key in ('qkv_bias', 'pre_norm', 'dist_token'):
         expect_type(ancestry[key], bool, f'ancestry.{key}')
     expect_int(ancestry['num_reg_tokens'], 'ancestry.num_reg_tokens', minimum=0)
-    expect_int(ancestry['num_extra_tokens'], 'ancestry.num_extra_tokens', minimum=1)
+    expect_int(ancestry['num_extra_tokens'], 'ancestry.num_extra_tokens', minimum=0)
     prefix = 1 + ancestry['dist_token'] + ancestry['num_reg_tokens']
-    if ancestry['num_extra_tokens'] != prefix:
+    allowed = (prefix, ) if prefix > 1 else (1, 0)
+    if ancestry['num_extra_tokens'] not in allowed:
         raise ValueError(f"learngene ancestry.num_extra_tokens={ancestry['num_extra_tokens']!r} "
                          f'must be {prefix}: the class token, dist_token='
                          f"{ancestry['dist_token']} and num_reg_tokens="
-                         f"{ancestry['num_reg_tokens']}")
+                         f"{ancestry['num_reg_tokens']}"
+                         f"{' (or 0: no class token)' if prefix == 1 else ''}")
     _expect_number(ancestry['norm_eps'], 'ancestry.norm_eps', positive=True)
     if ancestry['layer_scale_init_value'] is not None:
         _expect_number(ancestry['layer_scale_init_value'], 'ancestry.layer_scale_init_value')
@@ -112,12 +114,20 @@ def warn_version_1(kind: str, missing: str) -> None:
         'random; rebuild it to inherit them')
 
 
+def has_class_token(ancestry: dict) -> bool:
+    """Whether the ancestry has a class token: its prefix tokens are more than
+    its distillation token and registers (a ViT without a class token has
+    neither)."""
+    return ancestry['num_extra_tokens'] > ancestry['dist_token'] + ancestry['num_reg_tokens']
+
+
 def vit_arguments(ancestry: dict) -> dict:
     """The arguments of mmvitdyn's ``ViT`` that make a descendant compute as
     the ancestry does (besides widths and heads): ``qkv_bias``, ``norm_cfg``,
     ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``,
-    ``num_reg_tokens``, ``dist_token``."""
+    ``num_reg_tokens``, ``dist_token``, ``class_token``."""
     return dict(
+        class_token=has_class_token(ancestry),
         qkv_bias=ancestry['qkv_bias'],
         norm_cfg=dict(type='LN', eps=ancestry['norm_eps']),
         act_cfg=dict(ancestry['act_cfg']),
@@ -129,13 +139,16 @@ def vit_arguments(ancestry: dict) -> dict:
 
 def embedding_shapes(ancestry: dict) -> Dict[str, Tuple]:
     """Key -> shape of the ancestry's stem (``ViT.is_stem_param``): the patch
-    projection (with a bias unless ``pre_norm``), the class token, the
-    distillation token, the registers, the position embedding (class and
+    projection (with a bias unless ``pre_norm``), the class token (if any),
+    the distillation token, the registers, the position embedding (class and
     distillation token and patches) and ``norm_pre`` (with ``pre_norm``);
     None: any size on that axis (the image channels)."""
     c, p, grid = ancestry['embed_dims'], ancestry['patch_size'], ancestry['patch_resolution']
-    positions = 1 + ancestry['dist_token'] + grid[0] * grid[1]
-    shapes = {'patch_embed.proj.weight': (c, None, p, p), 'cls_token': (1, 1, c)}
+    class_token = has_class_token(ancestry)
+    positions = class_token + ancestry['dist_token'] + grid[0] * grid[1]
+    shapes = {'patch_embed.proj.weight': (c, None, p, p)}
+    if class_token:
+        shapes['cls_token'] = (1, 1, c)
     if ancestry['pre_norm']:
         shapes.update({'norm_pre.weight': (c, ), 'norm_pre.bias': (c, )})
     else:

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
+from torch import nn
 
 from ...models.backbones import DyTViT, ViT
 from ...models.layers import (SHARED_HEAD_PARAMS, FFNExpansion, attention_with_shared_heads,
@@ -76,13 +77,15 @@ class LearngeneViT(InheritanceRecord, ViT):
     In every mode the embeddings (patch embedding, class, distillation and
     register tokens, position embedding, pre-norm) and the final norm are
     the learngene's, as the paper's comparison loads them for the baselines
-    too; the classifier starts random. In the baseline modes every layer has
+    too; the classifier starts random. A descendant with ``final_norm=False``
+    and ``fc_norm=True`` (timm's average pooling) takes the final norm into
+    ``fc_norm``. In the baseline modes every layer has
     the learngene's heads and nothing is shared (``ffn_sharing`` and
     ``tie_heads`` have no effect).
 
     The descendant computes as its ancestry's family: ``norm_cfg``,
     ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``,
-    ``num_reg_tokens`` and ``dist_token`` are the learngene's (see
+    ``num_reg_tokens``, ``dist_token`` and ``class_token`` are the learngene's (see
     :func:`~mmvitdyn.learngene.artefacts.vit.vit_arguments`); given in
     ``kwargs`` they must equal them.
 
@@ -320,8 +323,9 @@ class LearngeneViT(InheritanceRecord, ViT):
 
     def _inherit_stem(self, learngene: AnyLearngene) -> Dict[str, int]:
         """The embeddings (every stem parameter, the position embedding
-        resized to this grid) and the final norm from the learngene;
-        returns the inherited names and sizes."""
+        resized to this grid) and the final norm from the learngene (into
+        the pooled output's norm ``fc_norm`` of a descendant with that norm
+        and no final norm); returns the inherited names and sizes."""
         inherited: Dict[str, int] = {}
         for key, _ in self.named_parameters():
             if self.is_stem_param(key):
@@ -333,8 +337,9 @@ class LearngeneViT(InheritanceRecord, ViT):
                 owner, _, leaf = key.rpartition('.')
                 copy_into(self.get_submodule(owner), leaf, value, key)
                 inherited[key] = value.numel()
-        if learngene.final_norm and self.final_norm:
-            copy_state(self.norm, learngene.final_norm, 'norm', 'final_norm', inherited)
+        target = 'norm' if self.final_norm else 'fc_norm'
+        if learngene.final_norm and not isinstance(getattr(self, target), nn.Identity):
+            copy_state(getattr(self, target), learngene.final_norm, target, 'final_norm', inherited)
         return inherited
 
     def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:

@@ -57,34 +57,27 @@ class AdapterViT(DynamicBackbone, ViT):
     """A ViT tuned by AdaptFormer: frozen pretrained weights, an adapter beside
     every block's MLP (:class:`~mmvitdyn.models.layers.AdapterBlock`).
 
-    Which parameters train is decided once, at the end of construction:
-    with ``freeze_pretrained`` the adapters (and what tuning adds to the
-    blocks, see :func:`~mmvitdyn.models.layers.is_dyt_param`), the
-    ``pyramid`` and the ``unfreeze`` entries; everything otherwise. Modules a
-    subclass adds after construction are new and train.
-    ``adapter_cfg=None, freeze_pretrained=False`` is full fine-tuning.
+    The trainable set is decided once, at the end of construction (docs/backbones.md,
+    "What trains"). ``adapter_cfg=None, freeze_pretrained=False`` is full fine-tuning.
 
     Args:
         arch (str | dict): See :class:`ViT`. Defaults to 'base'.
-        adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (s, a
-            float, or 'learnable': a parameter (1,) initialised to 1),
-            ``dropout``, ``num_experts`` (> 1 gives the MoE-adapter, or
-            AdaMix with ``mixing='adamix'``) and ``layer_norm`` (None; 'in':
-            LayerNorm on the adapter's input; 'out': on its scaled output).
-            Defaults to d=64, s=0.1, dropout 0.1, one expert, no LayerNorm.
-            None: no adapter.
+        adapter_cfg (dict, optional): ``bottleneck`` (d), ``scale`` (a float or
+            'learnable'), ``dropout``, ``num_experts`` (> 1: the MoE-adapter, or
+            AdaMix with ``mixing='adamix'``) and ``layer_norm`` (None, 'in' or
+            'out'; see :class:`~mmvitdyn.models.layers.Adapter`). Defaults to d=64,
+            s=0.1, dropout 0.1, one expert, no LayerNorm. None: no adapter.
         freeze_pretrained (bool): Freeze everything but the parts tuning adds
-            and the ``pyramid``. Defaults to True.
+            (:func:`~mmvitdyn.models.layers.is_dyt_param`) and the ``pyramid``.
+            Defaults to True.
         unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.
             'norm', 'blocks.11') that train although frozen otherwise; tied
             heads are named as the attention tensors they stand for
             (``blocks.1.attn.qkv``).
-        allow_random_frozen (bool): Train with frozen weights that no
-            checkpoint filled (their random initialisation), e.g. in tests.
-            Otherwise a training forward with ``freeze_pretrained`` raises
-            until a checkpoint loaded them (``init_cfg``, the Runner's
-            ``load_from`` or ``resume``, any ``load_state_dict``). Defaults to
-            False.
+        allow_random_frozen (bool): Train frozen weights that no checkpoint
+            filled (e.g. in tests); otherwise a training forward with
+            ``freeze_pretrained`` raises until a checkpoint or state dict loaded
+            them. Defaults to False.
         block_fn (callable): Builds the blocks; takes ``adapter_cfg``.
             Defaults to :class:`~mmvitdyn.models.layers.AdapterBlock`.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
@@ -129,10 +122,9 @@ class AdapterViT(DynamicBackbone, ViT):
         return tuple(unfreeze)
 
     def _note_frozen_weights(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Load-state-dict pre-hook: add to :attr:`filled_frozen` the frozen
-        parameters ``state_dict`` holds with their shape (after the resizing
-        pre-hooks registered before this one) as real values in memory: a
-        sparse, meta or complex tensor of the shape fills nothing."""
+        """Load-state-dict pre-hook: add to :attr:`filled_frozen` the frozen parameters
+        ``state_dict`` holds as real, dense values of their shape (after the resizing
+        pre-hooks registered before this one)."""
         for name, param in self.named_parameters():
             value = state_dict.get(prefix + name)
             if not param.requires_grad and self._fills(value, param):

@@ -1,23 +1,8 @@
 """Activation checkpointing of one backbone block (the backbones' ``with_cp``).
 
-A checkpointed block keeps none of its activations for the backward pass;
-they are recomputed there, by running the block's forward again
-(:func:`torch.utils.checkpoint.checkpoint`, non-reentrant). The recomputation
-must compute what the first run computed, and leave no trace:
-
-- random draws (Gumbel noise of the token dispatchers, dropout, stochastic
-  depth) repeat: the checkpoint restores the CPU and the input's device RNG
-  state (``preserve_rng_state=True``) before recomputing;
-- the Python state the block's forward reads or records is that of the
-  first run while it is recomputed, and what it was before afterwards: the
-  public attributes of the block's modules (``training``, DyT's ``complete``,
-  ``packed`` and the recorded ``masks``) and the attributes of the
-  non-tensor keyword arguments (a token reduction's pass, whose counters
-  advance block by block). So a two-pass step (complete pass, then dynamic
-  pass, one backward) recomputes each pass in its own mode, and the masks,
-  rates and rate loss of the last forward are not overwritten by the
-  recomputation. Hooks on modules inside the block run again when it is
-  recomputed.
+The block's activations are recomputed in the backward pass by running its
+forward again (:func:`torch.utils.checkpoint.checkpoint`, non-reentrant), with
+the first run's random draws and Python state replayed (docs/backbones.md).
 """
 import copy
 from contextlib import contextmanager, nullcontext
@@ -32,10 +17,8 @@ State = List[Tuple[object, Dict[str, object]]]
 
 
 def _attributes(obj: object) -> Dict[str, object]:
-    """The attributes of ``obj`` that a forward may read or change: a module's
-    public ones (its parameters, buffers, submodules and hooks live under
-    ``_`` names), every one of another object; containers copied (a
-    recomputation appending to a list must not change the first run's)."""
+    """The attributes of ``obj`` a forward may read or change (a module's public ones,
+    every one of another object), containers copied."""
     return {
         key: copy.copy(value) if isinstance(value, (list, dict, set)) else value
         for key, value in vars(obj).items()
@@ -76,14 +59,13 @@ def _replayed(state: State) -> Iterator[None]:
 def checkpoint_block(block: nn.Module, fn: Callable[..., torch.Tensor], x: torch.Tensor,
                      kwargs: dict) -> torch.Tensor:
     """``fn(x, **kwargs)``, the forward of ``block`` on tokens ``x``, with its
-    activations recomputed in the backward pass instead of kept (see the
-    module docstring for what the recomputation repeats and restores).
+    activations recomputed in the backward pass instead of kept.
 
     Args:
         block (nn.Module): The block ``fn`` runs (its modules' state is replayed).
         fn (Callable): Runs the block: tokens (B, N, C) and ``kwargs`` -> (B, N', C).
         x (Tensor): Tokens (B, N, C).
-        kwargs (dict): Keyword arguments of ``fn``.
+        kwargs (dict): Keyword arguments of ``fn`` (their attributes are replayed).
 
     Returns:
         Tensor: ``fn(x, **kwargs)``, (B, N', C).

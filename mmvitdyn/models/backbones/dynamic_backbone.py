@@ -38,9 +38,9 @@ class DynamicBackbone:
             raise RuntimeError(
                 f'{type(self).__name__} is training without the loss terms its token '
                 'selection needs (no model attached them): build it in '
-                f"{' / '.join(self.OBJECTIVE_MODELS)} instead of mmpretrain's, mmseg's or "
-                "mmdet's own model, or, in your own training loop that adds those terms, call "
-                'backbone.attach_objective(<your loop>)')
+                f"{' / '.join(self.OBJECTIVE_MODELS)} instead of mmpretrain's, mmseg's, "
+                "mmdet's or mmaction2's own model, or, in your own training loop that adds "
+                'those terms, call backbone.attach_objective(<your loop>)')
 
     @contextmanager
     def complete_mode(self) -> Iterator['DynamicBackbone']:

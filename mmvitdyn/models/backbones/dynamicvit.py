@@ -1,13 +1,5 @@
-"""DynamicViT (Rao et al., NeurIPS 2021): progressive, learned token pruning.
-
-Prediction modules before a few blocks score every remaining patch token;
-training samples hard keep/drop decisions with the Gumbel-softmax and hides
-dropped tokens from the attention of the others (the paper's masked softmax),
-so the sequence length stays fixed and the decisions stay differentiable;
-inference keeps the top-scored tokens and really drops the rest (the
-sequence shrinks). Here the ViT is frozen and carries AdaptFormer adapters
-(the DyT paper's "AdaptFormer + DynamicViT" baseline).
-"""
+"""DynamicViT (Rao et al., NeurIPS 2021): progressive, learned token pruning, here
+on a frozen ViT with AdaptFormer adapters (docs/recipes.md)."""
 from contextlib import contextmanager
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -26,27 +18,21 @@ class DynamicViT(AdapterViT):
     """AdaptFormer ViT (frozen, adapters in every block) with DynamicViT's pruning.
 
     Before block ``prune_loc[k]`` a :class:`~mmvitdyn.models.layers.TokenPredictor`
-    keeps ``int(N * keep_rate ** (k + 1))`` of the N patch tokens (196 -> 137,
-    96, 67 at rho = 0.7); the class token is
-    always kept. Training: hard Gumbel-softmax decisions (multiplied by the
-    previous stage's) hide dropped tokens from the other tokens' attention
-    (:class:`~mmvitdyn.models.layers.PolicyAttention`); the decisions of the
-    last forward are in :attr:`decisions`. Evaluation: ``packed=True``
-    (default) gathers the top-scored tokens and drops the rest;
-    ``packed=False`` applies the same selection as a mask to the full
-    sequence (equal class-token outputs, for tests). In :meth:`complete_mode`
-    nothing is pruned (the teacher pass).
-
-    Trainable while the ViT is frozen: adapters, predictors (and the head).
+    keeps ``int(N * keep_rate ** (k + 1))`` of the N patch tokens; the class token
+    is always kept. Training: hard Gumbel-softmax decisions (multiplied by the
+    previous stage's) hide dropped tokens from the others' attention
+    (:class:`~mmvitdyn.models.layers.PolicyAttention`). Evaluation: ``packed=True``
+    (default) drops the tokens, ``packed=False`` applies the same selection as a
+    mask. :meth:`complete_mode` prunes nothing. Adapters and predictors train.
 
     Args:
         arch (str | dict): See :class:`ViT`. Defaults to 'base'.
         prune_loc (Sequence[int]): Blocks (0-based, increasing, > 0) before which
-            tokens are pruned. Defaults to (3, 6, 9), the paper's for 12 blocks.
+            tokens are pruned. Defaults to (3, 6, 9).
         keep_rate (float): rho in (0, 1). Defaults to 0.7.
         gumbel_tau (float): Gumbel-softmax temperature (> 0). Defaults to 1.
         out_indices (int | Sequence[int]): The last block only (-1 or
-            ``num_layers - 1``): pruning changes the token grid.
+            ``num_layers - 1``).
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
         **kwargs: Arguments of :class:`AdapterViT` and :class:`ViT`.
 

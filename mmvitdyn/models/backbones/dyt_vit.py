@@ -16,39 +16,30 @@ from .adapter_vit import AdapterViT
 class DyTViT(AdapterViT):
     """Vision Transformer adapted by Dynamic Tuning.
 
-    An :class:`AdapterViT` (frozen pretrained weights, adapters) whose blocks
-    also get token dispatchers that decide, per token, whether it runs the gated block part.
-    In training the masked path keeps the dispatchers differentiable; in
-    evaluation the packed path computes active tokens only. The paper's
-    baselines are switches: ``dispatch=None`` is AdaptFormer (adapters only),
-    and ``dispatch=None, adapter_cfg=None, freeze_pretrained=False`` is full
-    fine-tuning.
+    An :class:`AdapterViT` whose blocks also get token dispatchers that decide,
+    per token, whether it runs the gated block part: the masked path in training,
+    the packed path (active tokens only) in evaluation.
 
     Args:
         dispatch (str, optional): 'mlp' (default), 'attn', 'attn_mlp',
-            'layer', or None.
+            'layer', or None (AdaptFormer: adapters only).
         target_rate (float): Wanted fraction of active patch tokens, in (0, 1].
             Defaults to 0.5.
-        keep_layers (int): Blocks before this index have no dispatcher (every
-            token runs them); rates, rate losses and FLOP savings come from
-            blocks ``keep_layers`` to the last. Defaults to 0 (every block).
+        keep_layers (int): Blocks before this index have no dispatcher; rates,
+            rate losses and FLOP savings come from blocks ``keep_layers`` to the
+            last. Defaults to 0 (every block).
         dispatcher_cfg (dict): Arguments of
-            :class:`~mmvitdyn.models.layers.TokenDispatcher` that differ from
-            its defaults: ``tau`` (Gumbel temperature, 5), ``gumbel`` (True;
-            False trains with a plain sigmoid, "DyT-"), ``mode`` ('threshold',
-            DyT's rule; 'topk': every image keeps exactly round(target_rate
-            * N) patch tokens per dispatched part, hard top-k with DyT's
-            straight-through sigmoid; 'soft_topk': the same count, outputs
-            scaled by CoDA's soft top-k weights, with ``epsilon``
-            and ``gumbel=False``, MLP dispatch only). Defaults to ``dict()``.
+            :class:`~mmvitdyn.models.layers.TokenDispatcher` that differ from its
+            defaults: ``tau`` (5), ``gumbel`` (True), ``mode`` ('threshold';
+            'topk' and 'soft_topk' keep round(target_rate * N) patch tokens per
+            dispatched part, 'soft_topk' with ``epsilon``, ``gumbel=False`` and
+            MLP dispatch only). Defaults to ``dict()``.
         token_reduction (dict, optional): Config of a token reduction that
             shrinks the sequence inside the blocks (``dict(type='ToMe', r=8)``,
             ``dict(type='EViT', keep_rate=0.7)``; see
-            :mod:`mmvitdyn.models.token_reduction`), with dispatch None or
-            'mlp'; it has no parameters, so it applies to a trained model at
-            test time. Needs ``out_type`` 'cls_token' or 'avg_featmap' (the
-            mean weighted by the patches each token holds) and the last block
-            as output. Defaults to None.
+            :mod:`mmvitdyn.models.token_reduction`), with dispatch None or 'mlp',
+            ``out_type`` 'cls_token' or 'avg_featmap' and the last block as
+            output. Defaults to None.
         block_fn (callable): Builds the blocks; takes the arguments of
             :class:`~mmvitdyn.models.layers.DyTBlock`. Defaults to it.
         layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
@@ -94,7 +85,8 @@ class DyTViT(AdapterViT):
                              "soft top-k weights scale the MLP's outputs, an attention gate has "
                              "no such form; use dispatch='mlp'")
         num_prefix_tokens = self.prefix_token_count(
-            kwargs.get('dist_token', False), kwargs.get('num_reg_tokens', 0))
+            kwargs.get('dist_token', False), kwargs.get('num_reg_tokens', 0),
+            kwargs.get('class_token'))
         entries = [
             dict(
                 dispatch=dispatch if index >= keep_layers else None,

@@ -23,29 +23,20 @@ INTERPOLATE_MODES = ('nearest', 'nearest-exact', 'bilinear', 'bicubic', 'area')
 
 @MODELS.register_module()
 class ViT(BaseModule):
-    """Vision Transformer (ViT, DeiT, MAE, DINOv2, CLIP) with the mmpretrain
-    backbone contract.
+    """Vision Transformer (ViT, DeiT, MAE, DINOv2, CLIP) with the mmpretrain backbone contract.
 
-    Parameter names follow timm (``patch_embed.proj``, ``cls_token``,
-    ``pos_embed``, ``blocks.{i}.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}``,
-    ``norm``), so timm/DeiT checkpoints load with few key changes. The tokens are
-    ``[class, distillation?, registers..., patches]``; the position embedding
-    covers the class and distillation tokens and the patches, registers carry
-    none (DINOv2's layout). Family settings (see ``configs/dyt/``): DINOv2 is
-    ``patch_size=14, layer_scale_init_value=1e-5`` (``num_reg_tokens=4`` with
-    registers); CLIP is ``pre_norm=True``, LayerNorm eps 1e-5 and, for
-    OpenAI's towers, ``act_cfg=dict(type='QuickGELU')``; distilled DeiT is
-    ``dist_token=True``; MAE is the plain ViT.
+    Parameter names follow timm (``patch_embed.proj``, ``cls_token``, ``pos_embed``,
+    ``blocks.{i}.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}``, ``norm``). The
+    tokens are ``[class, distillation?, registers..., patches]``; registers have no
+    position embedding. Each family's settings: docs/backbones.md.
 
     Args:
-        arch (str | dict): A key of :attr:`arch_zoo` ('tiny', 'small', 'base',
-            'large' and their aliases; 'small' is the DeiT/timm ViT-S, 384 wide)
-            or a dict with ``embed_dims``, ``num_layers``, ``num_heads`` and
-            ``feedforward_channels``, and optionally ``head_dim`` (default
-            ``embed_dims // num_heads``; e.g. 6 heads of 64 in a 768-wide
-            ViT, the shape of a Cluster-Learngene descendant). Defaults to 'base'.
-        img_size (int): Input size the position embedding is learned for.
-            Other sizes are handled by interpolation. Defaults to 224.
+        arch (str | dict): A key of :attr:`arch_zoo` ('tiny', 'small' (384 wide),
+            'base', 'large' and their aliases) or a dict with ``embed_dims``,
+            ``num_layers``, ``num_heads``, ``feedforward_channels`` and optionally
+            ``head_dim`` (default ``embed_dims // num_heads``). Defaults to 'base'.
+        img_size (int): Input size the position embedding is learned for; other
+            sizes interpolate it. Defaults to 224.
         patch_size (int): Patch side. Defaults to 16.
         in_channels (int): Image channels. Defaults to 3.
         out_indices (int | Sequence[int]): Blocks whose outputs are returned;
@@ -56,53 +47,48 @@ class ViT(BaseModule):
         qkv_bias (bool): Bias in q/k/v projections. Defaults to True.
         norm_cfg (dict): Norm config. Defaults to ``dict(type='LN', eps=1e-6)``.
         final_norm (bool): Normalise the last block's tokens. Defaults to True.
+        fc_norm (bool): Normalise the pooled 'avg_featmap' output (B, C) after the
+            mean (timm's ``fc_norm``); with ``final_norm=False`` this is timm's
+            ``global_pool='avg'``. Defaults to False.
         out_type (str): 'raw' (B, 1+N, C), 'cls_token' (B, C), 'featmap'
             (B, C, h, w) or 'avg_featmap' (B, C). Defaults to 'cls_token'.
         interpolate_mode (str): Mode for resizing the position embedding.
-        pyramid (dict, optional): Config of a module turning the tuple of
-            ``out_indices`` maps into a feature pyramid inside the backbone,
-            as BEiT does (e.g. ``dict(type='RescalePyramid')``), built with
-            ``in_channels=embed_dims``; needs ``out_type='featmap'``. It is
-            new (not pretrained): a DyT backbone trains it. Defaults to None.
+        pyramid (dict, optional): Config of a module (e.g.
+            ``dict(type='RescalePyramid')``, built with ``in_channels=embed_dims``)
+            turning the tuple of ``out_indices`` maps into a feature pyramid; needs
+            ``out_type='featmap'``. It is new and trains. Defaults to None.
         layer_scale_init_value (float, optional): LayerScale on both residual
-            branches of every block, initialised to this (DINOv2: 1e-5); None
-            for none. Defaults to None.
-        num_reg_tokens (int): Register tokens after the class (and
-            distillation) token, without position embedding (DINOv2 with
-            registers: 4). Defaults to 0.
-        dist_token (bool): A distillation token after the class token, as
-            distilled DeiT; ``out_type='cls_token'`` then returns the pair
-            (class token, distillation token), each (B, C), what mmpretrain's
+            branches of every block, initialised to this; None for none.
+        num_reg_tokens (int): Register tokens after the class (and distillation)
+            token. Defaults to 0.
+        dist_token (bool): A distillation token after the class token;
+            'cls_token' then returns the pair (B, C), (B, C) that mmpretrain's
             ``DeiTClsHead`` reads. Defaults to False.
-        pre_norm (bool): A norm (``norm_pre``) on the tokens before the
-            blocks, and no bias in the patch projection, as CLIP. Defaults
-            to False.
+        class_token (bool, optional): A class token before the patches (None: the
+            class's :attr:`class_token`, True; ViTDet's backbone has none);
+            ``out_type='cls_token'`` needs it. Defaults to None.
+        pre_norm (bool): A norm ``norm_pre`` before the blocks, and no bias in the
+            patch projection. Defaults to False.
         act_cfg (dict): Activation of the MLPs. Defaults to ``dict(type='GELU')``.
         interpolate_antialias (bool): Anti-aliased position-embedding
-            interpolation, as timm resamples (``dynamic_img_size``).
-            Defaults to False.
-        block_fn (callable): Builds every block from keyword arguments (those
-            of :class:`Block` and what ``layer_cfgs`` adds). Defaults to
-            :class:`Block`.
+            interpolation. Defaults to False.
+        block_fn (callable): Builds every block from keyword arguments (those of
+            :class:`Block` and what ``layer_cfgs`` adds). Defaults to :class:`Block`.
         layer_cfgs (dict | Sequence[dict]): Per-block keyword arguments that
-            update the defaults the ViT derives from its own arguments
-            (``dim``, ``num_heads``, ``head_dim``, ``mlp_hidden_dim``,
-            ``qkv_bias``, ``drop``, ``drop_path``, ``norm_cfg``,
-            ``layer_scale_init``, ``act_cfg``), e.g. ``attn_layer``,
-            ``mlp_layer`` or ``num_heads``; one dict for every block or one
-            per block. Defaults to ``dict()``.
-        with_cp (bool): Activation checkpointing: in training with gradients
-            on, every block's activations are recomputed in the backward pass
-            instead of kept (less memory, one more forward of the blocks; see
-            :mod:`~mmvitdyn.models.backbones.block_checkpoint`). Defaults to
-            False.
+            update the defaults derived from the ViT's own arguments (``dim``,
+            ``num_heads``, ``head_dim``, ``mlp_hidden_dim``, ``qkv_bias``, ``drop``,
+            ``drop_path``, ``norm_cfg``, ``layer_scale_init``, ``act_cfg``), e.g.
+            ``attn_layer`` or ``mlp_layer``; one dict for every block or one per
+            block. Defaults to ``dict()``.
+        with_cp (bool): Recompute every block's activations in the backward pass
+            (training, gradients on; :mod:`~mmvitdyn.models.backbones.block_checkpoint`).
+            Defaults to False.
         init_cfg (dict | list, optional): Initialisation config; use
             ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
             to load weights.
-        pretrained (str, optional): A checkpoint to load, as mmseg's
-            segmentors pass it (``model.pretrained``): the same as
-            ``init_cfg=dict(type='Pretrained', checkpoint=pretrained)``.
-            Defaults to None.
+        pretrained (str, optional): A checkpoint to load (mmseg's
+            ``model.pretrained``): ``init_cfg=dict(type='Pretrained',
+            checkpoint=pretrained)``. Defaults to None.
     """
     # yapf: disable
     arch_zoo: Dict[str, dict] = {
@@ -117,7 +103,7 @@ class ViT(BaseModule):
     }
     # yapf: enable
     OUT_TYPES = {'raw', 'cls_token', 'featmap', 'avg_featmap'}
-    class_token = True  # a class token before the patches (ViTDet's backbone has none)
+    class_token = True  # class_token's default; False: the class has none (ViTDet's backbone)
 
     def __init__(self,
                  arch: Union[str, dict] = 'base',
@@ -130,12 +116,14 @@ class ViT(BaseModule):
                  qkv_bias: bool = True,
                  norm_cfg: dict = dict(type='LN', eps=1e-6),
                  final_norm: bool = True,
+                 fc_norm: bool = False,
                  out_type: str = 'cls_token',
                  interpolate_mode: str = 'bicubic',
                  pyramid: Optional[dict] = None,
                  layer_scale_init_value: Optional[float] = None,
                  num_reg_tokens: int = 0,
                  dist_token: bool = False,
+                 class_token: Optional[bool] = None,
                  pre_norm: bool = False,
                  act_cfg: dict = dict(type='GELU'),
                  interpolate_antialias: bool = False,
@@ -159,6 +147,10 @@ class ViT(BaseModule):
         if pyramid is not None and out_type != 'featmap':
             raise ValueError(f"pyramid={pyramid} turns maps into a pyramid and needs "
                              f"out_type='featmap', got out_type={out_type!r}")
+        class_token = self._check_class_token(class_token, out_type)
+        if check_bool(fc_norm, 'fc_norm') and out_type != 'avg_featmap':
+            raise ValueError(f"fc_norm=True normalises the pooled output and needs "
+                             f"out_type='avg_featmap', got out_type={out_type!r}")
         self.out_type = out_type
         self.out_indices = self._parse_out_indices(out_indices, self.num_layers)
         self.final_norm = check_bool(final_norm, 'final_norm')
@@ -178,12 +170,12 @@ class ViT(BaseModule):
         self.patch_size = patch_size
         check_int(img_size, 'img_size', minimum=patch_size)
         self.patch_resolution = (img_size // patch_size, img_size // patch_size)
-        self.num_prefix_tokens = self.prefix_token_count(dist_token, num_reg_tokens)
+        self.num_prefix_tokens = self.prefix_token_count(dist_token, num_reg_tokens, class_token)
         self.num_pos_prefix_tokens = self.num_prefix_tokens - num_reg_tokens
 
         num_patches = self.patch_resolution[0] * self.patch_resolution[1]
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) \
-            if self.class_token else None
+        self.class_token = class_token
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) if class_token else None
         self.dist_token = nn.Parameter(torch.zeros(1, 1, self.embed_dims)) if dist_token else None
         self.reg_token = nn.Parameter(torch.zeros(1, num_reg_tokens, self.embed_dims)) \
             if num_reg_tokens else None
@@ -212,18 +204,36 @@ class ViT(BaseModule):
                 **layer_cfgs[i]
             }) for i in range(self.num_layers))
         self.norm = build_norm_layer(norm_cfg, self.embed_dims)[1] if final_norm else nn.Identity()
+        self.fc_norm = build_norm_layer(norm_cfg, self.embed_dims)[1] if fc_norm else nn.Identity()
         self.pyramid = MODELS.build(dict(in_channels=self.embed_dims, **pyramid)) \
             if pyramid is not None else None
 
     @classmethod
-    def prefix_token_count(cls, dist_token: bool = False, num_reg_tokens: int = 0) -> int:
-        """Tokens before the patches: the class token (unless the class has
-        ``class_token = False``, as ViTDet), the distillation token and the registers."""
-        if not cls.class_token and (dist_token or num_reg_tokens):
+    def prefix_token_count(cls,
+                           dist_token: bool = False,
+                           num_reg_tokens: int = 0,
+                           class_token: Optional[bool] = None) -> int:
+        """Tokens before the patches: the class token (``class_token``; None:
+        the class's, False for ViTDet), the distillation token and the registers."""
+        class_token = cls.class_token if class_token is None else class_token
+        if not class_token and (dist_token or num_reg_tokens):
             raise ValueError(f'{cls.__name__} has no class token: dist_token={dist_token} and '
                              f'num_reg_tokens={num_reg_tokens} must be False and 0')
         check_int(num_reg_tokens, 'num_reg_tokens', minimum=0)
-        return int(cls.class_token) + int(check_bool(dist_token, 'dist_token')) + num_reg_tokens
+        return int(class_token) + int(check_bool(dist_token, 'dist_token')) + num_reg_tokens
+
+    @classmethod
+    def _check_class_token(cls, class_token: Optional[bool], out_type: str) -> bool:
+        """``class_token`` (None: the class's); True only where the class has one,
+        and needed by ``out_type='cls_token'``."""
+        if class_token is None:
+            class_token = cls.class_token
+        elif check_bool(class_token, 'class_token') and not cls.class_token:
+            raise ValueError(f'class_token=True: {cls.__name__} has no class token')
+        if out_type == 'cls_token' and not class_token:
+            raise ValueError("out_type='cls_token' needs the class token (class_token=False); "
+                             "use out_type='avg_featmap' (average pooling)")
+        return class_token
 
     @staticmethod
     def merge_layer_cfgs(layer_cfgs: Union[dict, Sequence[dict]], entries: Sequence[dict],
@@ -291,10 +301,8 @@ class ViT(BaseModule):
         return tuple(parsed)
 
     def init_weights(self):
-        """Random init, or with ``init_cfg=dict(type='Pretrained', checkpoint=...,
-        prefix=...)`` load a checkpoint of any supported format (timm, JAX
-        ``.npz``, mmpretrain, official DyT, mmvitdyn): shape mismatches raise,
-        missing and ignored keys are logged (see ``load_pretrained``)."""
+        """Random init, or load the checkpoint of ``init_cfg=dict(type='Pretrained',
+        checkpoint=..., prefix=...)`` in any supported format (:func:`load_pretrained`)."""
         if loads_checkpoint(self.init_cfg):
             if not self.init_cfg.get('checkpoint'):
                 raise ValueError(f'init_cfg={self.init_cfg} of type Pretrained needs a checkpoint '
@@ -353,7 +361,7 @@ class ViT(BaseModule):
         patches = x[:, self.num_prefix_tokens:]
         if self.out_type == 'featmap':
             return patches.transpose(1, 2).reshape(x.shape[0], -1, *grid)
-        return self.average_patches(patches)
+        return self.fc_norm(self.average_patches(patches))
 
     def average_patches(self, patches: torch.Tensor) -> torch.Tensor:
         """Patch tokens (B, M, C) -> their mean (B, C), the 'avg_featmap'
@@ -375,9 +383,8 @@ class ViT(BaseModule):
         return tuple(outs) if self.pyramid is None else self.pyramid(tuple(outs))
 
     def block_kwargs(self, grid: Tuple[int, int]) -> dict:
-        """Keyword arguments of the blocks' forward besides the tokens, made
-        afresh for each forward (none here; subclasses whose attention needs the
-        patch grid pass it)."""
+        """Keyword arguments of the blocks' forward besides the tokens, made afresh for
+        each forward: none here."""
         return {}
 
     @staticmethod
@@ -399,12 +406,10 @@ class ViT(BaseModule):
         return dict(type='Pretrained', checkpoint=pretrained)
 
     def forward_block(self, index: int, x: torch.Tensor, block_kwargs: dict) -> torch.Tensor:
-        """Block ``index`` on tokens (B, N, C) -> (B, N', C): the step of the
-        forward's loop, where subclasses act between blocks (e.g. prune tokens
-        before a block). ``block_kwargs`` is this forward's :meth:`block_kwargs`;
-        the block runs with the tensors :meth:`block_tensors` supplies
-        (:func:`~mmvitdyn.models.layers.supplied`), checkpointed with
-        ``with_cp`` in training when gradients are on."""
+        """Block ``index`` on tokens (B, N, C) -> (B, N', C), with the tensors
+        :meth:`block_tensors` supplies and ``block_kwargs`` (checkpointed with
+        ``with_cp`` in training): the step of the forward's loop, where subclasses act
+        between blocks."""
         if self.with_cp and self.training and torch.is_grad_enabled():
             return checkpoint_block(self.blocks[index], partial(self._run_block, index), x,
                                     block_kwargs)
@@ -416,12 +421,9 @@ class ViT(BaseModule):
             return block(x, **block_kwargs)
 
     def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:
-        """Tensors block ``index`` computes with but does not hold, by their
-        names in the block (``mlp.fc1.weight`` ...): weights shared between
-        blocks or computed from other parameters, supplied in every forward
-        pass (see :mod:`mmvitdyn.models.layers.supplied_tensors`): here the
-        heads of an attention whose heads are tied
-        (:func:`~mmvitdyn.models.layers.share_heads`); none in a plain ViT."""
+        """Tensors block ``index`` computes with but does not hold, by name in the block
+        (``attn.qkv.weight`` ...), supplied in every forward: here the heads of an
+        attention whose heads are tied (:func:`~mmvitdyn.models.layers.share_heads`)."""
         attn = getattr(self.blocks[index], 'attn', None)
         if not heads_are_shared(attn):
             return {}

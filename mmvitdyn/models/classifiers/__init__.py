@@ -4,4 +4,4 @@ from ...lazy_registry import lazy_exports
 
 __getattr__ = lazy_exports(__name__)
 
-__all__ = ['DyTImageClassifier', 'DynamicViTClassifier']
+__all__ = ['DistillationImageClassifier', 'DyTImageClassifier', 'DynamicViTClassifier']

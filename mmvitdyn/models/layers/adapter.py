@@ -14,19 +14,15 @@ LEARNABLE_SCALE = 'learnable'
 
 
 class _BottleneckAdapter(nn.Module):
-    """What both adapters share: output scale, optional LayerNorm, dropout.
-
-    ``forward`` is ``norm_out(scale * bottleneck(norm_in(x)))``, with the
-    LayerNorm on the input ('in') or the output ('out') or absent; subclasses
-    give :meth:`bottleneck`.
+    """What both adapters share: ``norm_out(scale * bottleneck(norm_in(x)))``.
 
     Args:
         dim (int): Token width C.
         scale (float | str): Output multiplier s, or ``'learnable'`` for a
             parameter ``scale`` of shape (1,) initialised to 1.
         dropout (float): Dropout on the hidden activation.
-        layer_norm (str, optional): None, 'in' or 'out' (see
-            :data:`ADAPTER_LAYER_NORMS`); the LayerNorm (eps 1e-5) is ``norm``.
+        layer_norm (str, optional): LayerNorm ``norm`` (eps 1e-5) on the input
+            ('in'), on the output ('out') or none (None).
     """
 
     def __init__(self, dim: int, scale: Union[float, str], dropout: float,
@@ -95,9 +91,8 @@ class Adapter(_BottleneckAdapter):
 
 
 class _ExpertAdapter(_BottleneckAdapter):
-    """What the mixtures of adapters share: ``num_experts`` down-projections
-    and ``num_up_experts`` up-projections stacked in four parameters, each
-    expert initialised as :class:`Adapter`.
+    """What the mixtures of adapters share: E down-projections and U up-projections
+    stacked in four parameters, each expert initialised as :class:`Adapter`.
 
     Args:
         dim (int): Token width C.
@@ -107,7 +102,6 @@ class _ExpertAdapter(_BottleneckAdapter):
         dropout (float): Dropout on the hidden activation.
         layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
         num_up_experts (int, optional): Number of up-projections U; None for E.
-            Defaults to None.
 
     Attributes:
         down_weight (Parameter): (E, C, d). ``down_bias``: (E, d).
@@ -141,10 +135,9 @@ class _ExpertAdapter(_BottleneckAdapter):
 class MoEAdapter(_ExpertAdapter):
     """Adapter with ``num_experts`` down/up pairs mixed per image.
 
-    A router maps the image's mean token to softmax weights ``a`` over the
-    experts; the expert weights are merged first (``W = sum_i a_i W_i``), so
-    the per-token cost is that of one adapter whatever the number of experts.
-    With ``layer_norm='in'`` the router reads the normalised tokens.
+    A router maps the image's mean token (normalised with ``layer_norm='in'``) to
+    softmax weights ``a``; the expert weights are merged, ``W = sum_i a_i W_i``,
+    before they meet the tokens.
 
     Args:
         dim (int): Token width C.
@@ -186,20 +179,13 @@ class MoEAdapter(_ExpertAdapter):
 
 
 class AdaMixAdapter(_ExpertAdapter):
-    """AdaMix (Wang et al. 2022): ``num_experts`` down-projections and one
-    shared up-projection (or ``num_experts`` of them), without a router.
+    """AdaMix (Wang et al. 2022): ``num_experts`` down-projections and one shared
+    up-projection (or ``num_experts`` of them), without a router.
 
-    In training every forward draws one down-projection and one
-    up-projection, independently and uniformly, from torch's global RNG
-    (:meth:`choose_experts`), and the whole batch uses that pair; with
-    ``share_up`` the up-projection is the one every expert shares. In
-    evaluation the experts are merged by averaging their weights and biases
-    into one adapter (:meth:`merged_weights`). Every expert starts as the same
-    adapter, so the average starts equal to each expert.
-
-    The experts are slices of stacked parameters: a forward gives the experts
-    it did not draw a zero gradient (not None), so AdamW still decays them
-    and moves them by its moments.
+    Training: each forward draws one down- and one up-projection, independently and
+    uniformly (:meth:`choose_experts`), for the whole batch. Evaluation: one adapter
+    with the experts' mean weights and biases (:meth:`merged_weights`). Every
+    expert starts as the same adapter.
 
     Args:
         dim (int): Token width C.
@@ -209,9 +195,8 @@ class AdaMixAdapter(_ExpertAdapter):
         dropout (float): Dropout on the hidden activation. Defaults to 0.1.
         layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
             Defaults to None.
-        share_up (bool): One up-projection (``up_weight`` (1, d, C)) shared
-            by all E down-projections; False for E up-projections.
-            Defaults to True.
+        share_up (bool): One up-projection (``up_weight`` (1, d, C)) shared by all
+            E down-projections; False for E. Defaults to True.
     """
 
     def __init__(self,

@@ -1,15 +1,10 @@
-"""Running a block part on the active tokens only.
+"""Running a block part on the active tokens only, in two forms equal in evaluation.
 
-Two forms of each operation, equal in evaluation mode:
-- *masked* (training): every token is computed and the result is multiplied
-  by the mask, so gradients reach the dispatcher through the
-  straight-through mask;
-- *packed* (inference): only active tokens are computed, gathered across the
-  whole batch into one matrix and scattered back, so FLOPs and time fall
-  with the activation rate.
-Masks are (B, N): 0 skips a token, a nonzero value runs the part on it and
-scales its output (1 for DyT's dispatchers, the weights in (0, 1] of the
-soft top-k); the first token(s) are always active.
+*Masked* (training): every token is computed and the result multiplied by the
+mask. *Packed* (inference): only the active tokens of the whole batch are
+computed, gathered into one matrix and scattered back. Masks are (B, N): 0 skips
+a token, a nonzero value runs the part on it and scales its output; the first
+token(s) are always active (docs/backbones.md).
 """
 from typing import Callable
 
@@ -23,11 +18,9 @@ MAX_EXPONENT = 80.0
 
 
 def every_token_active(active: torch.Tensor) -> bool:
-    """Whether the packed form may skip its gather and scatter: every entry of
-    the boolean ``active`` is set. Always False while ``torch.compile`` or
-    ``torch.export`` traces the model, so that the traced graph has no branch
-    on the mask's values (the general path gives the same outputs).
-    """
+    """Whether every entry of the boolean ``active`` is set (the packed form may skip
+    its gather and scatter); always False while ``torch.compile`` or
+    ``torch.export`` traces the model."""
     return not torch.compiler.is_compiling() and bool(active.all())
 
 
@@ -67,14 +60,9 @@ def masked_softmax_attention(attn: Attention,
                              keep_self: bool = False) -> torch.Tensor:
     """Attention in which each query weighs key j by its mask, differentiably.
 
-    The weights are ``w_ij = m_ij exp(s_ij) / sum_l m_il exp(s_il)`` with
-    ``m_ij = key_mask_j``, and with ``keep_self`` ``m_ii = 1`` (every token
-    still attends to itself, DynamicViT's policy attention). The exponent is
-    shifted by the peak over the allowed keys (detached: the weights do not
-    depend on the shift) and clamped at :data:`MAX_EXPONENT` only to keep a
-    masked key that scores far above them finite, so the weights equal those
-    of the allowed keys and the gradient in ``key_mask`` is exact also for a
-    masked key scoring above every allowed one.
+    ``w_ij = m_ij exp(s_ij) / sum_l m_il exp(s_il)`` with ``m_ij = key_mask_j``
+    and, with ``keep_self``, ``m_ii = 1``; the exponent is shifted by the peak over
+    the allowed keys (detached) and clamped at :data:`MAX_EXPONENT`.
 
     Args:
         attn (Attention): The attention module.
@@ -119,9 +107,9 @@ def masked_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> to
 def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Attention computed on active tokens only, zeros for inactive ones.
 
-    The q/k/v and output projections run on the packed active rows of the
-    whole batch; the attention itself runs on the active tokens of each image,
-    padded to the longest image of the batch and masked.
+    The q/k/v and output projections run on the packed active rows of the whole
+    batch, the attention on each image's active tokens padded to the longest
+    image's (at least 2) and masked.
 
     Args:
         attn (Attention): The attention module.

@@ -35,28 +35,19 @@ def topk_count(keep_rate: float, num_tokens: int) -> int:
 def soft_topk(scores: torch.Tensor, k: int, epsilon: float, solver: str = 'coda') -> torch.Tensor:
     """Soft top-k weights of Conditional Adapters (CoDA, Lei et al. 2023).
 
-    ``lambda`` relaxes the top-k indicator of each row of ``scores`` s: the
-    problem is ``max <s, lambda> + epsilon * H(lambda)`` with ``H(lambda) =
-    -sum lambda_i log lambda_i``, ``sum lambda = k`` and every ``lambda_i`` in
-    [0, 1]. Its solution is ``lambda_i = min(1, exp((s_i + a) / epsilon))``
-    with the one number ``a`` per row that makes the row sum k.
-
-    ``solver='coda'`` runs CoDA's coordinate ascent on the dual variables a
-    (per row) and b (per token) as CoDA does: from ``b = -s``,
-    :data:`CODA_ROUNDS` rounds, round t at ``eps_t = max(4 * 0.7^t,
-    epsilon)`` (epsilon-scaling)::
+    Per row of ``scores`` s, ``lambda`` solves ``max <s, lambda> + epsilon *
+    H(lambda)``, ``H(lambda) = -sum lambda_i log lambda_i``, ``sum lambda = k``,
+    ``0 <= lambda_i <= 1``: ``lambda_i = min(1, exp((s_i + a) / epsilon))`` for the
+    one ``a`` per row that makes the row sum k. ``solver='coda'``: CoDA's
+    :data:`CODA_ROUNDS` rounds on the duals a (per row) and b (per token) from
+    ``b = -s``, round t at ``eps_t = max(4 * 0.7^t, epsilon)``::
 
         a <- eps_t * (log k - logsumexp((s + b) / eps_t))
         b <- -relu(s + a)
 
-    then ``lambda = exp((s + a + b) / eps_T) = exp(min(s + a, 0) / eps_T)``
-    (``eps_T = max(4 * 0.7^20, epsilon)``), differentiated through the
-    rounds. A fixed count of rounds stops short of the solution: rows sum to
-    less than k once the scores spread beyond epsilon.
-    ``solver='exact'`` finds ``a`` by bisection (the row sum increases with
-    ``a``), rows sum to k, and its gradient is the implicit one, ``da/ds_j =
-    -lambda_j / sum_free lambda_i`` over the weights below 1. Either way, as
-    epsilon -> 0 lambda tends to the 0/1 top-k indicator.
+    then ``lambda = exp(min(s + a, 0) / eps_T)``, differentiated through the
+    rounds. ``solver='exact'``: ``a`` by bisection, with the implicit gradient
+    ``da/ds_j = -lambda_j / sum_free lambda_i`` over the weights below 1.
 
     Args:
         scores (Tensor): Router scores (B, N).
@@ -67,7 +58,7 @@ def soft_topk(scores: torch.Tensor, k: int, epsilon: float, solver: str = 'coda'
 
     Returns:
         Tensor: lambda (B, N), values in [0, 1]; rows summing to k ('exact')
-        or short of it ('coda').
+        or short of it once the scores spread beyond epsilon ('coda').
     """
     if solver not in SOFT_TOPK_SOLVERS:
         raise ValueError(f'soft_topk solver={solver!r} is not one of {SOFT_TOPK_SOLVERS}')
@@ -117,27 +108,15 @@ def _exact_soft_topk(scores: torch.Tensor, k: int, epsilon: float) -> torch.Tens
 class TokenDispatcher(nn.Module):
     """Gate over tokens from a linear gate ``logit = w^T x + b``.
 
-    ``mode='threshold'`` (DyT): in training ``y = sigmoid((logit + g1 - g2) / tau)``
-    with g1, g2 ~ Gumbel(0, 1) (or without noise when ``gumbel=False``, the
-    "DyT-" ablation), the mask is ``1[y > 0.5]`` in the forward pass and has
-    the gradient of ``y``. In evaluation the mask is ``1[logit >= 0]``.
-
-    ``mode='topk'`` (hard top-k with DyT's straight-through sigmoid): every
-    image keeps exactly ``k = round(keep_rate * N)`` of its N patch tokens,
-    those with the largest logits (with the same noise in training when
-    ``gumbel=True``, without it in evaluation). The forward mask is this hard
-    top-k; its gradient is that of ``y = sigmoid(logit' / tau)`` as in DyT
-    (``hard - y.detach() + y``), so it changes the selection rule only, not
-    the estimator (the hard top-k has zero gradient almost everywhere).
-
-    ``mode='soft_topk'`` (CoDA's soft top-k, "DyT-top-K" of the DyT authors'
-    review): the same k tokens with the largest logits are kept, and the mask
-    carries their soft top-k weights ``lambda`` (:func:`soft_topk` of the
-    logits, by CoDA's dual rounds or exactly, ``solver``):
-    ``m = lambda * 1[top-k]``, values in [0, 1], zero for skipped tokens, so a
-    gated part's output of a kept token is scaled by its lambda. Gradients
-    reach the gate through lambda (no straight-through, no noise). Training
-    and evaluation compute the same mask.
+    - ``mode='threshold'`` (DyT): in training ``y = sigmoid((logit + g1 - g2) / tau)``,
+      g1, g2 ~ Gumbel(0, 1) (no noise with ``gumbel=False``), the mask ``1[y > 0.5]``
+      with the gradient of ``y``; in evaluation ``1[logit >= 0]``.
+    - ``mode='topk'``: every image keeps the ``k = round(keep_rate * N)`` patch
+      tokens of largest logits (with the noise in training when ``gumbel``), with
+      the gradient of ``y = sigmoid(logit' / tau)`` (``hard - y.detach() + y``).
+    - ``mode='soft_topk'`` (CoDA): the same k tokens, the mask ``m = lambda *
+      1[top-k]`` carrying their :func:`soft_topk` weights (by ``solver``); no
+      noise, gradients through lambda, the same mask in training and evaluation.
 
     The first ``num_prefix_tokens`` tokens (class token ...) are always active (mask 1).
 
@@ -152,9 +131,9 @@ class TokenDispatcher(nn.Module):
             'soft_topk'; must be None for 'threshold'.
         epsilon (float, optional): Entropy weight of 'soft_topk' (> 0); must
             be None for the other modes.
-        solver (str, optional): How 'soft_topk' solves for lambda: 'coda'
-            (CoDA's fixed dual rounds, used when None) or 'exact' (rows sum
-            to k); must be None for the other modes. Defaults to None.
+        solver (str, optional): 'coda' (CoDA's fixed dual rounds, used when None)
+            or 'exact' (rows sum to k) for 'soft_topk'; must be None for the other
+            modes. Defaults to None.
     """
 
     def __init__(self,

@@ -1,11 +1,8 @@
 """What token-reduction methods (ToMe, EViT) share: the per-forward pass object.
 
-A reduction method shrinks the sequence inside a block, between the
-attention residual and the MLP, as ToMe and EViT do: the block asks the pass
-to run its attention (:meth:`ReductionPass.attend`, which may add a bias to
-the logits or read the attention the method needs) and then to reduce the
-tokens (:meth:`ReductionPass.reduce`). The pass is created afresh for every
-forward and carries what flows from block to block (ToMe's token sizes).
+Between a block's attention residual and its MLP, the block asks the
+:class:`ReductionPass` to run its attention (:meth:`ReductionPass.attend`) and
+then to reduce the tokens (:meth:`ReductionPass.reduce`).
 """
 from typing import Any, List, Optional, Tuple
 
@@ -79,10 +76,9 @@ class ReductionPass:
         return x
 
     def average(self, patches: torch.Tensor) -> torch.Tensor:
-        """Patch tokens (B, M, C) after the last block -> their mean (B, C),
-        each token weighted by its size: ``sum(size * x) / sum(size)``, the
-        mean over the input patches (ToMe's pooling); the plain mean while
-        every token is one patch (EViT's fused token then counts as one)."""
+        """Patch tokens (B, M, C) after the last block -> their mean (B, C), each token
+        weighted by its size: ``sum(size * x) / sum(size)``; the plain mean while every
+        token is one patch."""
         if self.size is None:
             return patches.mean(dim=1)
         size = self.size[:, self.num_prefix_tokens:]

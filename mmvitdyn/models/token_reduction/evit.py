@@ -1,11 +1,4 @@
-"""EViT (Liang et al., ICLR 2022): keep the attentive tokens, fuse the rest.
-
-At a few blocks, after the attention residual, the patch tokens are ranked
-by the attention the class token pays them in that block (averaged over
-heads); the ``ceil(keep_rate * N)`` most attended are kept (in that order)
-and the others are fused into one token, their sum weighted by that
-attention. The fused token is an ordinary token in later blocks.
-"""
+"""EViT (Liang et al., ICLR 2022): keep the attentive tokens, fuse the rest (docs/recipes.md)."""
 import math
 from typing import Optional, Sequence, Tuple
 
@@ -21,15 +14,15 @@ from .base import ReductionPass, TokenReduction
 class EViT(TokenReduction):
     """Attentive-token reorganisation at the blocks ``locations``.
 
-    The class-token attention is computed only at those blocks, next to the
-    fused attention kernel (one extra row of logits); the other blocks run
-    their attention unchanged.
+    After the attention residual, the ``ceil(keep_rate * N)`` patch tokens the
+    class token attends to most (mean over heads) are kept in that order; the
+    others are fused into one token, their sum weighted by that attention.
 
     Args:
         keep_rate (float): Kept fraction of the patch tokens at each
             location, in (0, 1]. Defaults to 0.7.
         locations (Sequence[int]): Blocks (0-based, increasing) that reduce.
-            Defaults to (3, 6, 9): the paper's 4th, 7th and 10th of 12.
+            Defaults to (3, 6, 9).
         fuse (bool): Fuse the inattentive tokens into one (True) or drop
             them. Defaults to True.
     """

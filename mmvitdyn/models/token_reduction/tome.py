@@ -1,17 +1,4 @@
-"""ToMe (Bolya et al., ICLR 2023): token merging by bipartite soft matching.
-
-In every block, after the attention residual, the tokens are split into two
-alternating sets A (even positions) and B (odd positions); each token of A
-is matched to its most similar token of B (cosine similarity of the
-attention keys, averaged over heads), and the ``r`` best-matched A tokens
-are merged into their B partners by size-weighted averages. The number of
-patches each token stands for (its size) is carried on, and the attention
-adds ``log(size)`` to its logits (proportional attention), so a merged token
-counts as the patches it holds. Extra tokens (class token ...) are never
-merged. Nothing is learned: ToMe applies to a trained model as it is.
-After the last block, ``out_type='avg_featmap'`` weights each patch token by
-its size (ToMe's pooling for MAE-style heads, see :class:`ReductionPass`).
-"""
+"""ToMe (Bolya et al., ICLR 2023): token merging by bipartite soft matching (docs/recipes.md)."""
 import math
 from typing import Callable, List, Sequence, Tuple, Union
 
@@ -67,14 +54,11 @@ def per_block_r(r: Union[int, List[int], Tuple[int, float]], num_layers: int) ->
     """The tokens each of ``num_layers`` blocks asks to merge, for ToMe's ``r``.
 
     Args:
-        r (int | list[int] | tuple[int, float]): One number for every block,
-            one per block, or ``(r, inflect)``: a straight line through the
-            blocks from ``lo = int(r * (1 - inflect))`` to ``2 * r - lo``,
-            block i asking ``int(lo + i * (2 * r - 2 * lo) / (num_layers - 1))``
-            in ToMe's floating-point order (``step * i``), so the schedules equal
-            those of its ``parse_r``. ``inflect`` in [-1, 1]: -1 decreasing
-            (2r to 0), 0 constant, 1 increasing (0 to 2r); about
-            ``r * num_layers`` in all.
+        r (int | list[int] | tuple[int, float]): One number for every block, one
+            per block, or ``(r, inflect)``: a straight line from ``lo = int(r *
+            (1 - inflect))`` to ``2 * r - lo``, block i asking ``int(lo + i * (2 *
+            r - 2 * lo) / (num_layers - 1))`` (ToMe's ``parse_r``); ``inflect`` in
+            [-1, 1]: -1 decreasing (2r to 0), 0 constant, 1 increasing (0 to 2r).
         num_layers (int): Blocks of the backbone (>= 2 for a tuple).
 
     Returns:
@@ -108,17 +92,18 @@ def merge_schedule(r: Sequence[int], num_patches: int) -> list:
 class ToMe(TokenReduction):
     """Token merging in every block of a :class:`~mmvitdyn.models.DyTViT`.
 
-    A block of N tokens (E extra) merges ``min(r_i, (N - E) // 2)`` of them,
-    between its attention and its MLP, so the MLP (and DyT's dispatch) runs
-    on the merged tokens, and the following blocks on fewer tokens.
+    Between its attention and its MLP, a block of N tokens (E extra) splits them
+    into alternating sets A and B, matches each A token to its most similar B token
+    (cosine similarity of the keys, mean over heads) and merges the ``min(r_i, (N -
+    E) // 2)`` best-matched A tokens into their partners (size-weighted averages);
+    extra tokens are never merged. Token sizes (patches held) are carried on.
 
     Args:
-        r (int | list[int] | tuple[int, float]): Tokens merged per block:
-            one number for every block, a list with one per block, or the
-            pair ``(r, inflect)`` of ToMe's schedules, inflect in [-1, 1]
+        r (int | list[int] | tuple[int, float]): Tokens merged per block: one
+            number for every block, one per block, or ToMe's ``(r, inflect)``
             (see :func:`per_block_r`). Defaults to 8.
         prop_attn (bool): Proportional attention (``log(size)`` added to the
-            logits). Defaults to True, as ToMe's off-the-shelf use.
+            logits). Defaults to True.
     """
 
     def __init__(self, r: Union[int, List[int], Tuple[int, float]] = 8, prop_attn: bool = True):

@@ -1,57 +1,9 @@
 """Foreign ViT checkpoints to mmvitdyn parameter names (pure functions).
 
-Formats, as :func:`detect_format` names them:
-
-- ``'mmvitdyn'``: our own keys, with DyT parts (``blocks.{i}.adapter.*``,
-  ``blocks.{i}.dispatchers.*``). Nothing to convert.
-- ``'timm'``: timm / DeiT / AugReg / MAE / DINOv2 / CLIP ``.pth`` state dicts.
-  Our ViT uses timm's names (``ls1.gamma``, ``reg_token``, ``norm_pre``,
-  ``dist_token``), so conversion only refuses what our ViT does not compute
-  (q/k norm), gives a position embedding without class-token rows (timm's
-  ``no_embed_class``, e.g. DINOv2 with registers) zero rows for them, and
-  keeps or drops DeiT's distillation token. Heads (``head.*``) are left for
-  the loader to ignore.
-- ``'dinov2'``: facebookresearch/dinov2 ``.pth`` (``cls_token``,
-  ``pos_embed`` with the class row, ``register_tokens``, ``mask_token``,
-  ``blocks.{i}`` or chunked ``blocks.{chunk}.{i}``, ``ls1.gamma``).
-- ``'openai_clip'``: OpenAI CLIP's image tower (``visual.conv1``,
-  ``visual.class_embedding``, ``visual.positional_embedding``, ``visual.ln_pre``,
-  ``visual.transformer.resblocks.{i}.{ln_1, attn.in_proj_*, attn.out_proj,
-  ln_2, mlp.c_fc, mlp.c_proj}``, ``visual.ln_post``, ``visual.proj``), with or
-  without the ``visual.`` prefix; the text tower is left out.
-- ``'jax'``: Google's Flax ``.npz`` (original in21k, AugReg), loaded as a
-  name -> array mapping: ``embedding/kernel`` (HWIO), ``cls``,
-  ``Transformer/posembed_input/pos_embedding``,
-  ``Transformer/encoderblock_{i}/{LayerNorm_0, MultiHeadDotProductAttention_1,
-  LayerNorm_2, MlpBlock_3/Dense_{0,1}}``, ``Transformer/encoder_norm``, with
-  an optional prefix such as ``opt/target/``. q/k/v kernels are (C, H, D),
-  the output kernel is (H, D, C), dense kernels are (in, out).
-- ``'mmpretrain'``: mmpretrain ``VisionTransformer`` (``patch_embed.projection``,
-  ``layers.{i}.{ln1, attn, ln2, ffn.layers.0.0, ffn.layers.1}``, final ``ln1``),
-  optionally under ``backbone.`` as in a classifier checkpoint.
-- ``'dyt'``: the official DyT code (github.com/NUS-HPC-AI-Lab/Dynamic-Tuning,
-  ``models/vision_transformer_IN21K.py`` and ``models/dynamic_adapter.py``): a
-  timm ViT plus ``blocks.{i}.adaptmlp.{down_proj, up_proj}`` (the adapter) and
-  ``blocks.{i}.mlp_token_select.mlp_head`` (the MLP dispatcher's Linear(C, 1)),
-  and with the switches its scripts leave off: ``adaptmlp.scale`` (learnable
-  scale: ``adapter_cfg.scale='learnable'``), ``adaptmlp.adapter_layer_norm_before``
-  (adapter LayerNorm, 'in' or 'out': the key does not say which, set
-  ``adapter_cfg.layer_norm`` as trained), dispatchers from block k on only
-  (``keep_layers=k``). A fixed adapter scale is a hyper-parameter there, not a
-  tensor: set ``adapter_cfg.scale`` to the value the checkpoint was trained with.
-  The segmentation backbone (``backbone.`` of its checkpoints: pass that
-  prefix) has no final norm and a pyramid ``fpn1`` .. ``fpn4``, which becomes
-  ``pyramid.resamplers.{0..3}`` (``final_norm=False``,
-  ``pyramid=dict(type='RescalePyramid')``).
-- ``'dynamicvit'``: the official DynamicViT code (github.com/raoyongming/DynamicViT,
-  ``models/dyvit.py``, its DeiT models): a timm ViT plus the prediction
-  modules ``score_predictor.{k}`` (``in_conv.0`` LayerNorm, ``in_conv.1``
-  Linear(C, C), ``out_conv.{0, 2, 4}`` Linear C -> C/2 -> C/4 -> 2), which
-  become ``predictors.{k}.{norm, embed, mlp.0, mlp.2, mlp.4}`` of our
-  :class:`DynamicViT`. Its LV-ViT, Swin and ConvNeXt models are refused.
-
-Keys a converter does not know are passed through unchanged, so the loader
-reports them; features our ViT cannot compute raise a ``ValueError``.
+:func:`detect_format` names a state dict's layout, one of :data:`FORMATS`, and
+:func:`convert_checkpoint` converts it (the keys of each format:
+docs/design_notes.md). Keys a converter does not know pass through unchanged,
+so the loader reports them; features our ViT cannot compute raise ``ValueError``.
 """
 import re
 from collections import Counter
@@ -237,9 +189,7 @@ def convert_timm(state_dict: Mapping[str, torch.Tensor],
 
 
 def convert_dinov2(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
-    """facebookresearch/dinov2 ``.pth`` (ViT-S/B/L/14, with or without
-    registers) -> mmvitdyn: ``register_tokens`` becomes ``reg_token``, chunked
-    blocks are flattened, ``mask_token`` (for masked pre-training) is dropped.
+    """facebookresearch/dinov2 ``.pth`` (ViT-S/B/L/14, with or without registers) -> mmvitdyn.
 
     Raises:
         ValueError: A SwiGLU MLP (ViT-g/14), which our ViT does not compute.
@@ -252,13 +202,8 @@ def convert_dinov2(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
 def convert_openai_clip(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     """OpenAI CLIP (the whole model, or its ``visual`` tower) -> mmvitdyn.
 
-    The tower's keys are renamed (``conv1`` -> ``patch_embed.proj``, ``ln_pre``
-    -> ``norm_pre``, ``ln_1``/``ln_2`` -> ``norm1``/``norm2``, ``in_proj`` ->
-    ``attn.qkv``, ``c_fc``/``c_proj`` -> ``mlp.fc1``/``fc2``, ``ln_post`` ->
-    ``norm``); ``class_embedding`` (C,) and ``positional_embedding`` (N, C)
-    gain their batch dims; the projection to the joint embedding ``proj``
-    (C, D) becomes ``head.weight`` (D, C), left for the loader to ignore. The
-    model needs ``pre_norm=True``, LayerNorm eps 1e-5 and QuickGELU.
+    The joint-embedding projection ``proj`` (C, D) becomes ``head.weight`` (D, C);
+    the model needs ``pre_norm=True``, LayerNorm eps 1e-5 and QuickGELU.
     """
     visual = {k[len('visual.'):]: v for k, v in state_dict.items() if k.startswith('visual.')}
     out = {}
@@ -331,12 +276,7 @@ def _check_dyt_parts(state_dict: Mapping[str, torch.Tensor]) -> None:
 def convert_dyt(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     """Official DyT checkpoint (``model`` wrapper removed) -> mmvitdyn.
 
-    ``adaptmlp.{down,up}_proj`` become ``adapter.{down,up}``,
-    ``adaptmlp.adapter_layer_norm_before`` ``adapter.norm``, ``adaptmlp.scale``
-    ``adapter.scale`` and ``mlp_token_select.mlp_head`` becomes
-    ``dispatchers.mlp.gate`` (the official code implements MLP dispatch only);
-    the ViT part is timm's. The switches the result needs are in
-    :func:`describe_checkpoint`.
+    The switches the result needs are in :func:`describe_checkpoint`.
 
     Raises:
         ValueError: A key DyTViT has no place for (named, with the official
@@ -352,11 +292,7 @@ def convert_dyt(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
 def convert_dynamicvit(state_dict: Mapping[str, torch.Tensor]) -> StateDict:
     """Official DynamicViT checkpoint of a DeiT (``model`` wrapper removed) -> mmvitdyn.
 
-    ``score_predictor.{k}.in_conv.0`` becomes ``predictors.{k}.norm``,
-    ``in_conv.1`` ``predictors.{k}.embed`` and ``out_conv.{0, 2, 4}``
-    ``predictors.{k}.mlp.{0, 2, 4}``; the ViT part is timm's. The result
-    loads into a :class:`DynamicViT` with as many ``prune_loc`` entries as
-    predictors (the official DeiT runs: blocks 3, 6, 9); its adapters start new.
+    It loads into a :class:`DynamicViT` with one ``prune_loc`` entry per predictor.
 
     Raises:
         ValueError: Keys outside the official DeiT models (named: e.g. an
@@ -508,17 +444,13 @@ def describe_checkpoint(state_dict: Mapping[str, torch.Tensor],
             fused qkv does not show it). Defaults to None.
 
     Returns:
-        dict: ``embed_dims``, ``num_layers``, ``num_heads``,
-        ``feedforward_channels``, ``patch_size``, ``in_channels``, ``grid``
-        (None when the position embedding is not a square grid plus a class
-        token), ``num_tensors``, ``adapter_bottleneck`` and ``dispatch_parts``
-        (DyT parts; None / empty when absent), and the DyTViT switches they
-        need: ``keep_layers`` (first dispatched block; None without
-        dispatchers), ``adapter_scale`` ('learnable' when stored, else None:
-        a fixed scale is not stored) and ``adapter_layer_norm`` (True when the
-        adapters hold a LayerNorm: ``adapter_cfg.layer_norm`` 'in' or 'out');
-        ``num_predictors``: DynamicViT's prediction modules (``prune_loc``
-        needs as many entries).
+        dict: ``num_tensors``, ``embed_dims``, ``num_layers``, ``num_heads``,
+        ``feedforward_channels``, ``patch_size``, ``in_channels``, ``grid`` (None
+        unless a square grid plus a class token), ``adapter_bottleneck`` and
+        ``dispatch_parts`` (None / empty without DyT parts), the DyTViT switches
+        ``keep_layers`` (first dispatched block, or None), ``adapter_scale``
+        ('learnable' when stored, else None) and ``adapter_layer_norm`` (bool),
+        and ``num_predictors`` (DynamicViT's; ``prune_loc`` needs as many).
     """
     patch = state_dict['patch_embed.proj.weight']
     layers = sorted(

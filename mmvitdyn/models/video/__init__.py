@@ -1,6 +1,9 @@
-"""Video: an image ViT over a clip's frames and the attentive-pooling head."""
+"""Video: an image ViT over a clip's frames and the attentive-pooling head
+(an mmaction2 head, imported with mmaction2 on first use)."""
+from ...lazy_registry import lazy_exports
 from .attentive_pooling import AttentivePooling
-from .attentive_pooling_head import AttentivePoolingHead
 from .dyt_video_vit import DyTVideoViT
 
-__all__ = ['AttentivePooling', 'AttentivePoolingHead', 'DyTVideoViT']
+__getattr__ = lazy_exports(__name__)
+
+__all__ = ['AttentivePooling', 'DyTVideoViT']

@@ -1,8 +1,8 @@
 """Classification head over a clip's tokens: attentive pooling, then a linear classifier."""
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 import torch
-from mmengine.model import BaseModule
+from mmaction.models.heads import BaseHead
 from mmengine.registry import MODELS
 from torch import nn
 
@@ -11,11 +11,13 @@ from .attentive_pooling import AttentivePooling
 
 
 @MODELS.register_module()
-class AttentivePoolingHead(BaseModule):
+class AttentivePoolingHead(BaseHead):
     """Clip scores from the tokens of all its frames, as
     :class:`DyTVideoViT` returns them: dropout on the tokens,
     :class:`AttentivePooling` (a learned query cross-attends to them), a
-    linear classifier ``fc_cls``.
+    linear classifier ``fc_cls``. An mmaction2 ``BaseHead``: ``loss`` and
+    ``predict`` as mmaction2's heads have them, the scores of a sample's
+    views averaged at test (``average_clips``).
 
     Args:
         num_classes (int): Number of classes.
@@ -29,6 +31,15 @@ class AttentivePoolingHead(BaseModule):
             Defaults to 0.
         norm_cfg (dict): Norm of the pooling's query, key and value inputs.
             Defaults to ``dict(type='LN', eps=1e-6)``.
+        loss_cls (dict): The classification loss (mmaction2's registry).
+            Defaults to ``dict(type='CrossEntropyLoss')``.
+        label_smooth_eps (float): Label smoothing. Defaults to 0.
+        topk (int | tuple[int]): Top-k accuracies logged in training.
+            Defaults to ``(1, 5)``.
+        average_clips (str, optional): How a sample's views (clips x crops)
+            combine at test: 'score' (mean of the logits, as the public code's
+            multi-view test), 'prob' (mean of the softmax) or None (kept
+            apart). Defaults to 'score'.
         init_cfg (dict | list, optional): Defaults to trunc-normal linears
             (std 0.02, bias 0) with ``fc_cls`` at std 0.01, LayerNorms (1, 0);
             the query starts at zero.
@@ -42,6 +53,10 @@ class AttentivePoolingHead(BaseModule):
                  drop_rate: float = 0.,
                  attn_drop_rate: float = 0.,
                  norm_cfg: dict = dict(type='LN', eps=1e-6),
+                 loss_cls: dict = dict(type='CrossEntropyLoss'),
+                 label_smooth_eps: float = 0.,
+                 topk: Union[int, Tuple[int, ...]] = (1, 5),
+                 average_clips: Optional[str] = 'score',
                  init_cfg: Optional[Union[dict, List[dict]]] = [
                      dict(
                          type='TruncNormal',
@@ -51,9 +66,14 @@ class AttentivePoolingHead(BaseModule):
                          override=dict(type='TruncNormal', name='fc_cls', std=.01, bias=0.)),
                      dict(type='Constant', layer='LayerNorm', val=1., bias=0.)
                  ]):
-        super().__init__(init_cfg=init_cfg)
-        self.num_classes = check_int(num_classes, 'num_classes', minimum=1)
-        self.in_channels = in_channels
+        super().__init__(
+            check_int(num_classes, 'num_classes', minimum=1),
+            in_channels,
+            loss_cls=loss_cls,
+            label_smooth_eps=label_smooth_eps,
+            topk=topk,
+            average_clips=average_clips,
+            init_cfg=init_cfg)
         self.drop = nn.Dropout(check_rate(drop_rate, 'drop_rate'))
         self.pool = AttentivePooling(in_channels, num_heads, qkv_bias, attn_drop_rate, drop_rate,
                                      norm_cfg)
@@ -63,6 +83,7 @@ class AttentivePoolingHead(BaseModule):
         """Tokens (B, M, C) -> pooled clip features (B, C)."""
         return self.pool(self.drop(x))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Tokens (B, M, C) -> class scores (B, num_classes)."""
+    def forward(self, x: torch.Tensor, **kwargs) -> torch.Tensor:
+        """Tokens (B, M, C) -> class scores (B, num_classes); ``kwargs``, what
+        mmaction2's recognisers pass their heads, are not used."""
         return self.fc_cls(self.pre_logits(x))

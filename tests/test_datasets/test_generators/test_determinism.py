@@ -13,6 +13,7 @@ SMALL = {
     'digits': dict(max_per_class=3),
     'coco_shapes': dict(num_train=3, num_val=2),
     'ade_shapes': dict(num_train=3, num_val=2),
+    'video_shapes': dict(num_train=3, num_val=2),
 }
 
 
@@ -66,7 +67,12 @@ def test_gen_all_writes_the_defaults(tmp_path, monkeypatch, capsys):
     script = REPO / 'tools' / 'dataset_converters' / 'gen_all.py'
     monkeypatch.setattr(sys, 'argv', [str(script), '--data-dir', str(tmp_path)])
     runpy.run_path(str(script), run_name='__main__')
-    counts = {'digits': (1438, 359), 'coco_shapes': (48, 16), 'ade_shapes': (48, 16)}
+    counts = {
+        'digits': (1438, 359),
+        'coco_shapes': (48, 16),
+        'ade_shapes': (48, 16),
+        'video_shapes': (48, 24)
+    }
     assert capsys.readouterr().out.splitlines() == [
         f'wrote {tmp_path / name} ({train} train, {val} val images)'
         for name, (train, val) in counts.items()

@@ -281,10 +281,10 @@ def test_one_training_iteration_through_train_py(data_workspace, tmp_path):
 
 CONFIGS = {
     # config -> (its DyT base, adapter bottleneck)
-    'vit-base-p16-adaptformer-dynamicvit_d64_8xb128-100e_cifar100-224px.py':
-    ('vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py', 64),
-    'vit-base-p16-adaptformer-dynamicvit_d8_1xb64-100e_vtab1k-224px.py':
-    ('vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py', 8),
+    'vit-b-p16-adaptformer-dynamicvit_d64_8xb128-100e_cifar100-224px.py':
+    ('vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py', 64),
+    'vit-b-p16-adaptformer-dynamicvit_d8_1xb64-100e_vtab1k-224px.py':
+    ('vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py', 8),
 }
 
 

@@ -340,23 +340,23 @@ def test_flops_of_a_dinov2_dyt_model_follow_a_formula(dispatch):
     assert len(set(flops.tolist())) == 3  # each image its own count
 
 
-CIFAR_BASE = 'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py'
+CIFAR_BASE = 'vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py'
 ADE_BASE = 'upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py'
 IMAGENET_STATS = ([123.675, 116.28, 103.53], [58.395, 57.12, 57.375])
 CLIP_STATS = ([122.770938, 116.7460125, 104.09373615], [68.5005327, 66.6321579, 70.32316305])
 # family -> (CIFAR-100 config, UperNet ADE20K config, mean/std, backbone options beyond
 # FAMILIES' that the configs set)
 CONFIGS = {
-    'dinov2': ('vit-base-p14-dinov2-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'dinov2': ('vit-b-p14-dinov2-dyt_d64_8xb128-100e_cifar100-224px.py',
                'upernet_vit-b-p14-dinov2-dyt_d64_8xb2-160k_ade20k-512x512.py', IMAGENET_STATS,
                dict(interpolate_antialias=True)),
     'clip-b16-quickgelu':
-    ('vit-base-p16-clip-dyt_d64_8xb128-100e_cifar100-224px.py',
+    ('vit-b-p16-clip-dyt_d64_8xb128-100e_cifar100-224px.py',
      'upernet_vit-b-p16-clip-dyt_d64_8xb2-160k_ade20k-512x512.py', CLIP_STATS, {}),
-    'mae': ('vit-base-p16-mae-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'mae': ('vit-b-p16-mae-dyt_d64_8xb128-100e_cifar100-224px.py',
             'upernet_vit-b-p16-mae-dyt_d64_8xb2-160k_ade20k-512x512.py', IMAGENET_STATS, {}),
     'deit-distilled':
-    ('vit-base-p16-deit-distilled-dyt_d64_8xb128-100e_cifar100-224px.py',
+    ('vit-b-p16-deit-distilled-dyt_d64_8xb128-100e_cifar100-224px.py',
      'upernet_vit-b-p16-deit-distilled-dyt_d64_8xb2-160k_ade20k-512x512.py', IMAGENET_STATS, {}),
 }
 

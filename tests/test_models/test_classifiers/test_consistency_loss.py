@@ -7,7 +7,7 @@ from mmpretrain.registry import MODELS
 import mmvitdyn  # noqa: F401
 from helpers.classifiers import NUM_CLASSES, labelled_batch, sgd
 from helpers.models import TINY_ARCH, tiny_backbone_cfg
-from mmvitdyn.models.classifiers.dyt_classifier import symmetric_kl
+from mmvitdyn.models.dyt_two_pass import symmetric_kl
 
 
 def fixed_logits(seed):

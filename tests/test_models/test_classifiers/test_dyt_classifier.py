@@ -12,7 +12,7 @@ from helpers.classifiers import labelled_batch as batch
 from helpers.classifiers import sgd
 from helpers.dyt import dyt_param_names, spread_gates
 from helpers.models import TINY_ARCH, tiny_backbone_cfg
-from mmvitdyn.models.classifiers.dyt_classifier import backward_now
+from mmvitdyn.models.dyt_two_pass import backward_now
 
 
 def test_train_step_logs_every_term_and_rates():

@@ -10,15 +10,15 @@ from mmvitdyn.models.classifiers.head_loss import head_loss
 
 HEADS = {
     'linear':
-    dict(type='LinearClsHead', num_classes=5, in_channels=8),
+    dict(type='mmpretrain.LinearClsHead', num_classes=5, in_channels=8),
     'smoothed':
     dict(
-        type='LinearClsHead',
+        type='mmpretrain.LinearClsHead',
         num_classes=5,
         in_channels=8,
-        loss=dict(type='LabelSmoothLoss', label_smooth_val=0.1, mode='original')),
+        loss=dict(type='mmpretrain.LabelSmoothLoss', label_smooth_val=0.1, mode='original')),
     'vision-transformer':
-    dict(type='VisionTransformerClsHead', num_classes=5, in_channels=8),
+    dict(type='mmpretrain.VisionTransformerClsHead', num_classes=5, in_channels=8),
 }
 
 

@@ -10,7 +10,7 @@ from helpers.dyt import dyt_param_names, trainable_names
 from helpers.tools import logged_metrics, run_tool
 
 PYRAMID_CFG = DYT_CONFIG_DIR / 'upernet_vit-b-p16-dyt_d64_pyramid_8xb2-160k_ade20k-512x512.py'
-PYRAMID_MINI_CFG = DYT_CONFIG_DIR / 'upernet_vit-mini-dyt_pyramid_1xb4-400i_ade-shapes-128px.py'
+PYRAMID_MINI_CFG = DYT_CONFIG_DIR / 'upernet_vit-mini-p16-dyt_pyramid_1xb4-400i_ade-shapes-128px.py'
 
 
 def test_recipe_is_the_public_one():

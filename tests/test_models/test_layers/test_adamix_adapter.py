@@ -244,10 +244,10 @@ def test_bad_settings_are_named(adapter_cfg, message):
 
 
 ADAMIX_CONFIGS = {
-    'vit-base-p16-dyt-adamix4_d64_8xb128-100e_cifar100-224px.py':
-    'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
-    'vit-base-p16-dyt_adamix4-d16_1xb64-100e_vtab1k-224px.py':
-    'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
+    'vit-b-p16-dyt-adamix4_d64_8xb128-100e_cifar100-224px.py':
+    'vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'vit-b-p16-dyt-adamix4_d16_1xb64-100e_vtab1k-224px.py':
+    'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
 }
 
 

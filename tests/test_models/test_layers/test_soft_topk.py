@@ -295,10 +295,10 @@ def test_bad_model_settings_are_named(kwargs, message):
 
 
 SOFT_CONFIGS = {
-    'vit-base-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py':
-    'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
-    'vit-base-p16-dyt-soft-topk_d16_1xb64-100e_vtab1k-224px.py':
-    'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
+    'vit-b-p16-dyt-soft-topk_d64_8xb128-100e_cifar100-224px.py':
+    'vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'vit-b-p16-dyt-soft-topk_d16_1xb64-100e_vtab1k-224px.py':
+    'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
 }
 
 

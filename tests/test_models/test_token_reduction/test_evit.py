@@ -135,8 +135,8 @@ def test_bad_settings_name_field_and_value(kwargs, message):
 
 
 @pytest.mark.parametrize('name, bottleneck', [
-    ('vit-base-p16-adaptformer-evit_d64_8xb128-100e_cifar100-224px.py', 64),
-    ('vit-base-p16-adaptformer-evit_d8_1xb64-100e_vtab1k-224px.py', 8),
+    ('vit-b-p16-adaptformer-evit_d64_8xb128-100e_cifar100-224px.py', 64),
+    ('vit-b-p16-adaptformer-evit_d8_1xb64-100e_vtab1k-224px.py', 8),
 ])
 def test_configs_train_their_classifier_with_evit(name, bottleneck):
     cfg = copy.deepcopy(dyt_config(name))

@@ -243,10 +243,10 @@ def test_bad_settings_name_field_and_value(kwargs, message):
 
 
 @pytest.mark.parametrize('name, dispatch, bottleneck', [
-    ('vit-base-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py', None, 64),
-    ('vit-base-p16-dyt-tome_d64_8xb128-100e_cifar100-224px.py', 'mlp', 64),
-    ('vit-base-p16-adaptformer-tome_d8_1xb64-100e_vtab1k-224px.py', None, 8),
-    ('vit-base-p16-dyt-tome_d8_1xb64-100e_vtab1k-224px.py', 'mlp', 8),
+    ('vit-b-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py', None, 64),
+    ('vit-b-p16-dyt-tome_d64_8xb128-100e_cifar100-224px.py', 'mlp', 64),
+    ('vit-b-p16-adaptformer-tome_d8_1xb64-100e_vtab1k-224px.py', None, 8),
+    ('vit-b-p16-dyt-tome_d8_1xb64-100e_vtab1k-224px.py', 'mlp', 8),
 ])
 def test_configs_train_their_classifier_with_tome(name, dispatch, bottleneck):
     """The configs' settings, and their classifier (complete pass and distillation of

@@ -182,10 +182,10 @@ def test_one_training_iteration_through_train_py(data_workspace, tmp_path):
 
 
 CONFIGS = {
-    'vit-base-p16-dyt-topk_d64_8xb128-100e_cifar100-224px.py':
-    'vit-base-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
-    'vit-base-p16-dyt-topk_d16_1xb64-100e_vtab1k-224px.py':
-    'vit-base-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
+    'vit-b-p16-dyt-topk_d64_8xb128-100e_cifar100-224px.py':
+    'vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py',
+    'vit-b-p16-dyt-topk_d16_1xb64-100e_vtab1k-224px.py':
+    'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py',
 }
 
 
