@@ -116,6 +116,11 @@ if ! compgen -G "$MMACTION_DIR/mmaction2-*.whl" >/dev/null; then
     LOCALIZERS="$SRC/mmaction/models/localizers/__init__.py"
     if [[ ! -d "$SRC/mmaction/models/localizers/drn" ]]; then
         sed -i -e '/^from \.drn\.drn import DRN$/d' -e "s/, 'DRN'\]/]/" "$LOCALIZERS"
+        if grep -q 'DRN' "$LOCALIZERS"; then  # the sdist changed: cache nothing
+            echo "[setup] mmaction2 $MMACTION_VERSION: $LOCALIZERS still names DRN" >&2
+            rm -rf "$BUILD"
+            exit 1
+        fi
     fi
     "${PIP[@]}" wheel -q --no-build-isolation --no-deps -w "$BUILD/dist" "$SRC"
     mkdir -p "$CACHE/wheels"

@@ -159,9 +159,17 @@ def config_dataset_paths(cfg) -> Iterator[Tuple[str, str, str]]:
 
 
 def data_paths(cfg) -> List[str]:
-    """Every path the data of ``cfg`` is read from: its dataloaders' paths
-    and its evaluators' ``ann_file``."""
-    paths = [path for _, _, path in config_dataset_paths(cfg)]
+    """The files and scanned folders the data of ``cfg`` is read from: each
+    dataset's ``ann_file`` and ``data_prefix`` folders (its ``data_root``
+    only when it has neither: then the root is scanned), its evaluators'
+    ``ann_file``."""
+    fields: dict = {}
+    for where, field, path in config_dataset_paths(cfg):
+        fields.setdefault(where, []).append((field, path))
+    paths = []
+    for entries in fields.values():
+        read = [path for field, path in entries if field != 'data_root']
+        paths += read or [path for _, path in entries]
     for key in EVALUATORS:
         evaluators = cfg.get(key) or []
         for evaluator in evaluators if isinstance(evaluators, (list, tuple)) else [evaluators]:

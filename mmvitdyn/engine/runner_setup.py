@@ -3,6 +3,7 @@ command-line overrides and Runner construction for mmpretrain, mmdet, mmseg
 and mmaction configs alike (chosen by the config's ``default_scope``)."""
 import os
 import os.path as osp
+import tempfile
 from contextlib import contextmanager
 from typing import Iterator, List, Optional, Tuple
 
@@ -51,7 +52,11 @@ def config_files(path: str) -> List[str]:
     """The config file ``path`` and every ``_base_`` file it inherits, as
     mmengine's ``Config.fromfile`` finds them."""
     files = [path]
-    for base in Config._get_base_files(path):
+    with tempfile.TemporaryDirectory() as folder:  # as fromfile: {{ fileDirname }} etc. first
+        text = osp.join(folder, 'config' + osp.splitext(path)[1])
+        Config._substitute_predefined_vars(path, text)
+        bases = Config._get_base_files(text)
+    for base in bases:
         files += config_files(Config._get_cfg_path(base, path)[0])
     return files
 

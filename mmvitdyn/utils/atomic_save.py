@@ -32,29 +32,37 @@ class OutputIsInputError(ValueError):
 
 
 def refuse_overwriting_inputs(dst, inputs: Iterable) -> None:
-    """Raise :class:`OutputIsInputError` if ``dst`` exists and is one of
-    ``inputs`` (paths; links followed, URLs and missing files skipped) or
-    lies in an input folder (a data root: every file in it is read)."""
-    try:
-        out = os.stat(dst)
-    except (OSError, ValueError):
-        return
-    places = {(out.st_dev, out.st_ino): None}
-    parent = Path(os.path.realpath(dst)).parent
-    for folder in (parent, *parent.parents):
-        found = os.stat(folder)
-        places.setdefault((found.st_dev, found.st_ino), folder)
+    """Raise :class:`OutputIsInputError` if ``dst`` is one of ``inputs``
+    (the same file; links followed) or lies in an input folder (a folder a
+    data set scans), whether or not ``dst`` exists yet. The working
+    directory and the folders above it never count as input folders; URLs
+    and missing inputs are skipped."""
+    target = Path(os.path.realpath(dst))
+    out = _file_key(target)
+    folders = {_file_key(folder): folder for folder in target.parents}
+    cwd = Path(os.path.realpath(os.getcwd()))
+    for above in (cwd, *cwd.parents):
+        folders.pop(_file_key(above), None)
     for src in inputs:
         try:
             read = os.stat(src)
         except (OSError, ValueError, TypeError):
             continue
         key = (read.st_dev, read.st_ino)
-        if key in places and (places[key] is None or stat.S_ISDIR(read.st_mode)):
-            where = 'is the input' if places[key] is None else 'lies in the input folder'
+        if key == out or (stat.S_ISDIR(read.st_mode) and key in folders):
+            where = 'is the input' if key == out else 'lies in the input folder'
             raise OutputIsInputError(
                 f'output {os.fspath(dst)} {where} {os.fspath(src)}: writing it would '
                 'destroy what this command reads; choose another output path')
+
+
+def _file_key(path: Path):
+    """(device, inode) of ``path``, or None if it does not exist."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 @contextmanager

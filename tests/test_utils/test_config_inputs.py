@@ -37,21 +37,46 @@ def test_the_config_files_are_the_chain_mmengine_reads(tmp_path):
     Config.fromfile(str(child))  # the chain is one mmengine reads
 
 
-def test_the_inputs_hold_the_data_folders_and_annotation_files(tmp_path):
+def test_the_inputs_hold_the_scanned_folders_and_annotation_files(tmp_path):
     cfg = Config.fromfile(str(write_chain(tmp_path)))
     inputs = config_inputs(cfg)
-    assert 'data/digits' in inputs and inputs.count('data/digits') == 3  # the three loaders'
+    # digits: data_root plus data_prefix 'train' / 'val' (val and test loaders)
+    assert [p for p in inputs if p.startswith('data/')
+            ] == ['data/digits/train', 'data/digits/val', 'data/digits/val']
 
 
-def test_a_file_in_an_input_folder_is_refused_and_a_new_one_is_not(tmp_path):
+def test_predefined_variables_are_substituted_as_mmengine_does(tmp_path):
+    (tmp_path / 'base.py').write_text(f'_base_ = {str(VIT_DIGITS_CFG)!r}\n')
+    child = tmp_path / 'child.py'
+    child.write_text("_base_ = '{{ fileDirname }}/base.py'\n")
+    Config.fromfile(str(child))
+    assert [Path(p).resolve()
+            for p in config_files(str(child))[:3]] == [child, tmp_path / 'base.py', VIT_DIGITS_CFG]
+
+
+def test_a_file_in_a_scanned_folder_is_refused_new_or_not(tmp_path):
     data = tmp_path / 'data/set'
     (data / 'train').mkdir(parents=True)
     (data / 'train/0001.png').write_bytes(b'image')
-    with pytest.raises(OutputIsInputError, match='lies in the input folder'):
-        refuse_overwriting_inputs(data / 'train/0001.png', [data])
-    refuse_overwriting_inputs(data / 'train/0002.png', [data])  # nothing there to destroy
-    (tmp_path / 'out.json').write_text('{}')
-    refuse_overwriting_inputs(tmp_path / 'out.json', [data])  # beside the folder, not in it
+    for out in ('train/0001.png', 'train/0002.png', 'train/sub/preds.pkl'):
+        with pytest.raises(OutputIsInputError, match='lies in the input folder'):
+            refuse_overwriting_inputs(data / out, [data / 'train'])
+    (data / 'preds.pkl').write_text('{}')
+    refuse_overwriting_inputs(data / 'preds.pkl', [data / 'train'])  # beside it, not in it
+
+
+def test_a_data_root_that_is_the_working_directory_refuses_no_rerun(tmp_path, monkeypatch):
+    """data_root='.' (or above): the same command run twice writes its output
+    twice (the first run's output must not become an input)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'base.py').write_text('')
+    (tmp_path / 'results.pkl').write_bytes(b'first run')
+    for root in ('.', './', str(tmp_path), str(tmp_path.parent)):
+        cfg = Config(
+            dict(test_dataloader=dict(dataset=dict(data_root=root))),
+            filename=str(tmp_path / 'base.py'))
+        refuse_overwriting_inputs('results.pkl', config_inputs(cfg))
+        refuse_overwriting_inputs('work_dirs/x/results.pkl', config_inputs(cfg))
 
 
 @pytest.fixture
@@ -62,7 +87,7 @@ def chain_workspace(data_workspace, tmp_path, monkeypatch) -> dict:
     child = write_chain(tmp_path)
     torch.save(dict(state_dict=tiny().state_dict()), tmp_path / 'vit.pth')
     image = sorted((data_workspace / 'data/digits').rglob('*.png'))[0]
-    preds = data_workspace / 'data/digits/preds.pkl'
+    preds = data_workspace / 'data/digits/val/preds.pkl'  # in a scanned folder
     preds.write_bytes(b'kept')
     return dict(
         child=child,
