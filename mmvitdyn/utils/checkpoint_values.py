@@ -330,6 +330,10 @@ def _shares_memory(tensor: torch.Tensor, budget: List[int]) -> bool:
     return False
 
 
+def _has_strided_storage(tensor: torch.Tensor) -> bool:
+    return tensor.layout == torch.strided and not (tensor.is_meta or tensor.is_nested)
+
+
 def tensor_data_problem(tensor: torch.Tensor,
                         allow_shared: bool = False,
                         budget: Optional[List[int]] = None) -> Optional[str]:
@@ -340,7 +344,7 @@ def tensor_data_problem(tensor: torch.Tensor,
     tensor's own storage bytes times ``OFFSETS_PER_STORAGE_BYTE``)."""
     if tensor.is_meta:
         return 'is a meta tensor (a shape without data)'
-    if allow_shared or tensor.is_nested or tensor.layout != torch.strided or tensor.numel() == 0:
+    if allow_shared or not _has_strided_storage(tensor) or tensor.numel() == 0:
         return None
     if budget is None:
         budget = [OFFSETS_PER_STORAGE_BYTE * tensor.untyped_storage().nbytes()]
@@ -348,10 +352,6 @@ def tensor_data_problem(tensor: torch.Tensor,
         return None
     return (f'has elements that share memory (shape {tuple(tensor.shape)}, strides '
             f'{tensor.stride()}): an expanded view, not data of its own')
-
-
-def _has_strided_storage(tensor: torch.Tensor) -> bool:
-    return tensor.layout == torch.strided and not (tensor.is_meta or tensor.is_nested)
 
 
 def check_tensors(obj: Any, allow_shared: bool = False) -> None:

@@ -74,9 +74,9 @@ def main(argv=None):
                     raise SetupError(f'{path!r} does not exist')
             cfg = load_config(args.config, args.cfg_options)
             written = output_paths(args.out_dir, args.images)
+            inputs = config_inputs(cfg) + [args.checkpoint, *args.images]
             for path in written:
-                refuse_overwriting_inputs(path,
-                                          config_inputs(cfg) + [args.checkpoint, *args.images])
+                refuse_overwriting_inputs(path, inputs)
             model = init_model(cfg, args.checkpoint)
             backbone = find_dyt_backbone(model)
             if backbone is None or backbone.dispatch is None:

@@ -167,8 +167,9 @@ def main(argv=None):
         logger = MMLogger.get_instance('learngene', log_level='INFO')
         try:
             cfg = load_config(args.config, args.cfg_options)
+            inputs = config_inputs(cfg) + [args.checkpoint, args.data]
             for out in (args.out, plot):
-                refuse_overwriting_inputs(out, config_inputs(cfg) + [args.checkpoint, args.data])
+                refuse_overwriting_inputs(out, inputs)
             groups = parse_groups(args.ffn_groups) if args.ffn_groups else None
             try:
                 check_clustering_args(args.method, args.eps, args.min_hds, args.k)
