@@ -38,10 +38,11 @@ from mmengine.config import DictAction
 from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter, TensorForward,
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, atomic_target,
-                            dump_json_atomically, is_local_path, refuse_overwriting_inputs,
-                            trusted_checkpoints, trusted_names)
+from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_trust_option
+from mmvitdyn.engine import SetupError, config_inputs, load_config
+from mmvitdyn.utils import (OutputIsInputError, atomic_target, dump_json_atomically,
+                            refuse_overwriting_inputs)
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
 SCORE_THR = 0.3  # the detections counted and drawn (mmdet's inferencer draws from 0.3)
@@ -57,7 +58,7 @@ def parse_args(argv=None):
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     return parser, parser.parse_args(argv)
 
 

@@ -13,8 +13,8 @@ prefer_passive_wait()  # before anything imports torch (mmvitdyn/openmp_wait.py)
 
 from . import version_check  # noqa: E402,F401  (stops on an unsupported torch/mmcv/mmengine)
 from . import datasets, engine, evaluation, learngene, models  # noqa: E402,F401
+from .checkpoint import register_checkpoint_schemes  # noqa: E402
 from .lazy_registry import install_lazy_entries  # noqa: E402
-from .utils import register_checkpoint_schemes  # noqa: E402
 from .version import __version__  # noqa: E402,F401
 
 install_lazy_entries()

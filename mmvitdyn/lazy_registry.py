@@ -1,13 +1,7 @@
 """Registry entries and package exports of the modules that import mmpretrain,
-mmdet, mmseg or mmaction, imported when first used.
-
-:data:`LIBRARY_MODULES` lists those modules: for each, the names its
-packages export and the mmengine root registry each is registered in (None:
-exported only). :func:`install_lazy_entries` makes the registered names known
-to their root registries without importing the modules: a registry's
-``_module_dict`` becomes a :class:`LazyModuleDict`. :func:`lazy_exports` is
-the PEP 562 ``__getattr__`` of a package that exports such names; they stay
-out of its ``__all__``, so that ``from .layers import *`` imports no library.
+mmdet, mmseg or mmaction, imported when first used (docs/backbones.md,
+"Imported on first use"). Names exported lazily (:func:`lazy_exports`, PEP
+562) stay out of ``__all__``, so ``from .layers import *`` imports no library.
 """
 from importlib import import_module
 from typing import Callable, Dict, Optional
@@ -71,14 +65,9 @@ LIBRARY_MODULES: Dict[str, Dict[str, Optional[Registry]]] = {
 
 
 class LazyModuleDict(dict):
-    """A registry's ``_module_dict`` (name -> class) that also holds pending
-    names (name -> the module that registers it).
-
-    A pending name's module is imported when the name is looked up (``in``,
-    ``[]``, ``get``) or set; every pending module when the dict is listed
-    (iteration, ``len``, ``keys``, ``values``, ``items``). The name leaves
-    :attr:`pending` before its module is imported, so that the module's own
-    ``register_module`` finds it free; it returns if the import fails.
+    """A registry's ``_module_dict`` (name -> class) that also holds pending names
+    (name -> the module that registers it), imported when the name is looked up or
+    set, all of them when the dict is listed; a failed import keeps it pending.
 
     Args:
         entries (dict): The registered names -> classes (or functions).

@@ -1,12 +1,4 @@
-"""The torch, mmcv and mmengine versions mmvitdyn supports, checked at import.
-
-As mmdet and mmseg do for mmcv: importing this module (``mmvitdyn`` imports
-it first) stops on an unsupported version with one message naming what is
-installed and what is supported, instead of an attribute error deep inside a
-forward pass. The ranges are those of ``requirements/torch.txt`` and
-``requirements/runtime.txt`` (a test keeps them equal), where the reason for
-each lower bound is given.
-"""
+"""Stop at import on an unsupported torch, mmcv or mmengine (docs/design_notes.md)."""
 import importlib
 from typing import Dict, Optional
 
@@ -44,12 +36,8 @@ def _supported(version: str, spec: str) -> bool:
 
 
 def unsupported_message(installed: Dict[str, Optional[str]]) -> Optional[str]:
-    """One message naming every unsupported or missing package, or None if all fit.
-
-    Args:
-        installed (dict[str, str | None]): Package name -> installed version
-            (None: not installed), for the packages of :data:`SUPPORTED`.
-    """
+    """One message naming every unsupported or missing package of ``installed``
+    (name -> version or None), or None if all fit."""
     problems = []
     for name, spec in SUPPORTED.items():
         version = installed[name]
@@ -65,12 +53,8 @@ def unsupported_message(installed: Dict[str, Optional[str]]) -> Optional[str]:
 
 
 def check_versions(installed: Optional[Dict[str, Optional[str]]] = None) -> None:
-    """Raise ``ImportError`` with :func:`unsupported_message` if a version is unsupported.
-
-    Args:
-        installed (dict[str, str | None], optional): Versions to check;
-            defaults to :func:`installed_versions`.
-    """
+    """Raise ``ImportError`` if a version of ``installed`` (default
+    :func:`installed_versions`) is unsupported."""
     message = unsupported_message(installed_versions() if installed is None else installed)
     if message is not None:
         raise ImportError(message)

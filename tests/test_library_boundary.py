@@ -1,5 +1,9 @@
 """The library returns values and raises errors; command lines belong to ``tools/``."""
 import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,4 +73,131 @@ def test_the_check_finds_what_it_looks_for():
     assert command_line_uses(tree) == [
         'line 1: imports argparse', 'line 3: writes os.environ', 'line 4: writes os.environ',
         'line 5: writes os.environ'
+    ]
+
+
+# Command-line glue shared by tools in several folders; nothing else in the library imports it.
+CLI = REPO / 'mmvitdyn' / 'cli'
+# The package's modules (not the pointer scripts an editable install writes into .mim/).
+PACKAGE = [p for p in SOURCES if '.mim' not in p.relative_to(REPO).parts]
+LIBRARY = [p for p in PACKAGE if CLI not in p.parents]
+PARSER_CALLS = {'add_argument', 'add_argument_group', 'add_mutually_exclusive_group', 'parse_args'}
+OPTION_KEYWORDS = {'nargs', 'metavar', 'action', 'choices'}
+
+
+def command_line_specs(tree: ast.AST) -> list:
+    """Option specs in a module's syntax tree: calls of a parser's methods
+    (:data:`PARSER_CALLS`, ``parser.error``) and ``dict(help=..., nargs=...)``
+    (``add_argument`` keywords)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and (func.attr in PARSER_CALLS or
+                                                (func.attr == 'error'
+                                                 and isinstance(func.value, ast.Name)
+                                                 and func.value.id == 'parser')):
+            found.append(f'line {node.lineno}: calls {func.attr}')
+        keywords = {keyword.arg for keyword in node.keywords}
+        if (isinstance(func, ast.Name) and func.id == 'dict' and 'help' in keywords
+                and keywords & OPTION_KEYWORDS):
+            found.append(f'line {node.lineno}: an add_argument spec')
+    return sorted(found, key=lambda text: int(text.split()[1].rstrip(':')))
+
+
+def module_name(path) -> str:
+    parts = path.relative_to(REPO).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+IMPORT_THE_LIBRARY = """
+import json, sys
+from importlib import import_module
+for name in sys.argv[1:]:
+    import_module(name)
+print(json.dumps({name: getattr(module, '__file__', None) for name, module in sys.modules.items()
+                  if name == 'mmvitdyn' or name.startswith('mmvitdyn.')}))
+"""
+
+
+def test_the_library_imports_without_any_command_line_glue():
+    """Every module outside ``mmvitdyn/cli`` (``mmvitdyn.apis`` included), imported
+    in a fresh process, loads no module of ``mmvitdyn/cli`` and none that holds an
+    option spec."""
+    names = ['mmvitdyn', 'mmvitdyn.apis', *map(module_name, LIBRARY)]
+    proc = subprocess.run([sys.executable, '-c', IMPORT_THE_LIBRARY, *names],
+                          cwd=REPO,
+                          capture_output=True,
+                          text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    loaded = json.loads(proc.stdout.splitlines()[-1])
+    assert set(names) <= set(loaded)
+    assert [name for name in loaded
+            if name == 'mmvitdyn.cli' or name.startswith('mmvitdyn.cli.')] == []
+    specs = {
+        name: command_line_specs(ast.parse(Path(file).read_text()))
+        for name, file in loaded.items() if file is not None
+    }
+    assert {name: found for name, found in specs.items() if found} == {}
+
+
+def test_the_option_spec_check_finds_what_it_looks_for():
+    tree = ast.parse("OPTION = dict(nargs='*', help='h')\nNOT_ONE = dict(help='h')\n"
+                     "parser.add_argument('--a')\nparser.error('x')\nlog.error('x')\n")
+    assert command_line_specs(tree) == [
+        'line 1: an add_argument spec', 'line 3: calls add_argument', 'line 4: calls error'
+    ]
+
+
+# The one module that reads environment variables (each by a function naming it).
+SETTINGS = REPO / 'mmvitdyn' / 'settings.py'
+ENVIRON_READ_SCAN = sorted(
+    [*PACKAGE, *(REPO / 'tools').rglob('*.py'), *(REPO / 'demo').rglob('*.py')])
+ENVIRON_NAMES = {'environ', 'environb', 'getenv'}
+
+
+def environment_reads(tree: ast.AST) -> list:
+    """Where a module reads the environment: ``os.getenv``, ``from os import
+    environ``, and every ``os.environ`` but one copied whole into a child's
+    environment (``{**os.environ, ...}``, ``dict(os.environ, ...)``) or written
+    (:func:`command_line_uses`' writes)."""
+    passed_on = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            passed_on |= {id(v) for k, v in zip(node.keys, node.values) if k is None}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == 'dict' and node.args:
+            passed_on.add(id(node.args[0]))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ENVIRON_WRITES):
+            passed_on.add(id(node.func.value))
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            passed_on |= {id(t.value) for t in node.targets if isinstance(t, ast.Subscript)}
+    found = []
+    for node in ast.walk(tree):
+        if is_environ(node) and id(node) not in passed_on:
+            found.append(f'line {node.lineno}: reads os.environ')
+        if isinstance(node, ast.Attribute) and node.attr == 'getenv':
+            found.append(f'line {node.lineno}: os.getenv')
+        imported = {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set()
+        if getattr(node, 'module', None) == 'os' and imported & ENVIRON_NAMES:
+            found.append(f'line {node.lineno}: imports the environment')
+    return sorted(found, key=lambda text: int(text.split()[1].rstrip(':')))
+
+
+@pytest.mark.parametrize(
+    'path', [p for p in ENVIRON_READ_SCAN if p != SETTINGS], ids=lambda p: str(p.relative_to(REPO)))
+def test_environment_variables_are_read_in_mmvitdyn_settings_only(path):
+    assert environment_reads(ast.parse(path.read_text())) == []
+
+
+def test_the_environment_check_finds_what_it_looks_for():
+    tree = ast.parse('import os\nfrom os import getenv\nos.environ.get("A")\nos.getenv("B")\n'
+                     'x = {**os.environ, "C": "1"}\ny = dict(os.environ, D="1")\n'
+                     'os.environ.setdefault("E", "1")\nos.environ["F"] = "1"\n"G" in os.environ\n')
+    assert environment_reads(tree) == [
+        'line 2: imports the environment', 'line 3: reads os.environ', 'line 4: os.getenv',
+        'line 9: reads os.environ'
     ]

@@ -1,14 +1,15 @@
 """The command line ``tools/train.py`` and ``tools/test.py`` share: the options
 every Runner tool takes.
 
-Config loading and Runner construction are :mod:`mmvitdyn.engine.runner_setup`.
+Config loading is :mod:`mmvitdyn.engine.config_loading`, Runner construction
+:mod:`mmvitdyn.engine.runner_setup`.
 """
 import argparse
 import os
 
 from mmengine.config import DictAction
 
-from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION
+from mmvitdyn.cli import add_trust_option
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser, example_option: str) -> None:
@@ -18,7 +19,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser, example_option: str) -
         nargs='+',
         action=DictAction,
         help=f'override config entries, e.g. {example_option}')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
 

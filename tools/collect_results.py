@@ -20,10 +20,9 @@ import os.path as osp
 import sys
 from glob import glob
 
-from mmvitdyn.analysis.sweep import DamagedRecordError, SweepError, cell_state, load_sweep
-from mmvitdyn.analysis.sweep_results import (FORMATS, NothingToShowError, build_blocks,
-                                             cell_results, format_blocks, paper_results, read_files,
-                                             work_dir_blocks)
+from mmvitdyn.sweeps import (FORMATS, DamagedRecordError, NothingToShowError, SweepError,
+                             build_blocks, cell_results, cell_state, format_blocks, load_sweep,
+                             paper_results, read_files, work_dir_blocks)
 from mmvitdyn.utils import OutputIsInputError, refuse_overwriting_inputs, write_text_atomically
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))

@@ -103,7 +103,7 @@ import pytest
 import torch
 from mmengine.logging import MMLogger
 
-from mmvitdyn.analysis.timing import format_table, machine
+from mmvitdyn.benchmark import format_table, machine
 from mmvitdyn.utils import dump_json_atomically
 
 DRY = os.environ['DEVICE_CHECK_DRY_RUN'] == '1'

@@ -16,8 +16,8 @@ import os.path as osp
 import signal
 import sys
 
-from mmvitdyn.analysis.sweep import (STATES, SweepError, cell_command, cell_state, load_sweep,
-                                     run_cells, shell_line, slot_env, unknown_option_keys)
+from mmvitdyn.sweeps import (STATES, SweepError, cell_command, cell_state, load_sweep, run_cells,
+                             shell_line, slot_env, unknown_option_keys)
 from mmvitdyn.utils import WorkDirLock, WorkDirLockedError
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))

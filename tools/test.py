@@ -11,9 +11,10 @@ import os.path as osp
 from _runner_cli import add_runner_arguments, parse_runner_arguments
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, add_dump_results, build_runner,
-                                          enable_visualization, load_config, set_work_dir)
-from mmvitdyn.utils import is_local_path, trusted_checkpoints, trusted_names
+from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
+from mmvitdyn.engine import SetupError, load_config
+from mmvitdyn.engine.runner_setup import (add_dump_results, build_runner, enable_visualization,
+                                          set_work_dir)
 
 
 def parse_args(argv=None):

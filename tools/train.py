@@ -17,10 +17,12 @@ from _runner_cli import add_runner_arguments, parse_runner_arguments
 from mmengine.runner import find_latest_checkpoint
 
 import mmvitdyn  # noqa: F401  (registers modules, fixes checkpoint loading)
-from mmvitdyn.engine.runner_setup import (SetupError, build_runner, check_learngene_files,
+from mmvitdyn.checkpoint import trusted_checkpoints, trusted_names
+from mmvitdyn.engine import SetupError, load_config
+from mmvitdyn.engine.runner_setup import (build_runner, check_learngene_files,
                                           check_pretrained_checkpoints, enable_amp, hold_work_dir,
-                                          load_config, make_resumable, set_resume, set_work_dir)
-from mmvitdyn.utils import WorkDirLockedError, trusted_checkpoints, trusted_names
+                                          make_resumable, set_resume, set_work_dir)
+from mmvitdyn.utils import WorkDirLockedError
 
 
 def parse_args(argv=None):

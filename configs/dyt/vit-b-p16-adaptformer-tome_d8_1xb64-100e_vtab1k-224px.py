@@ -8,4 +8,15 @@
 _base_ = ['./vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py']
 model = dict(
     backbone=dict(
-        dispatch=None, adapter_cfg=dict(bottleneck=8), token_reduction=dict(type='ToMe', r=10)))
+        _delete_=True,
+        type='AdapterViT',
+        arch='base',
+        img_size=224,
+        patch_size=16,
+        drop_path_rate=0.0,
+        out_type='cls_token',
+        adapter_cfg=dict(bottleneck=8, scale=1.0, dropout=0.1, num_experts=1),
+        freeze_pretrained=True,
+        token_reduction=dict(type='ToMe', r=10),
+        init_cfg=dict(
+            type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None)))

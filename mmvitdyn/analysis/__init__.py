@@ -1,4 +1,5 @@
-"""FLOP counting: static (any model, attention matmuls included) and DyT's per-image."""
+"""What a model computes: FLOPs (static, and DyT's per image), dispatch rates, gate
+calibration, recorded backbone forwards."""
 from .backbone_recorder import BackboneForward, BackboneRecorder
 from .calibration import calibrate_gates
 from .dispatch_stats import part_rates

@@ -8,29 +8,15 @@ from torch import nn
 
 @dataclass
 class BackboneForward:
-    """One backbone forward.
-
-    Args:
-        inputs (Tensor): The backbone's input (B, 3, H, W), on the CPU.
-        masks (list[dict[str, Tensor]]): Per DyT block, part -> (B, N) patch
-            masks of this forward; empty for a backbone that dispatches
-            nothing.
-    """
+    """One backbone forward: its ``inputs`` (B, 3, H, W) and ``masks``, per DyT block
+    part -> (B, N) patch masks (empty without dispatch), on the CPU."""
     inputs: torch.Tensor
     masks: List[Dict[str, torch.Tensor]]
 
 
 class BackboneRecorder:
-    """Record every forward of ``backbone`` inside a ``with`` block.
-
-    An inference call may run the backbone more than once (mmseg's
-    sliding-window inference runs it per crop); each run is one record.
-
-    Example:
-        >>> with BackboneRecorder(model.backbone) as forwards:
-        ...     inferencer('demo.png')
-        >>> forwards[0].inputs.shape, len(forwards[0].masks)
-    """
+    """Record every forward of ``backbone`` (e.g. one per sliding-window crop)
+    inside a ``with`` block, which yields the list of :class:`BackboneForward`."""
 
     def __init__(self, backbone: nn.Module):
         self.backbone = backbone

@@ -1,8 +1,4 @@
-"""Dispatcher gate biases that reach a chosen activation rate.
-
-For measuring speed (and drawing skip maps) with an untrained or partly
-trained DyT model at a known activation rate.
-"""
+"""Dispatcher gate biases that reach a chosen activation rate (docs/benchmarks.md)."""
 import torch
 from torch import nn
 
@@ -21,21 +17,9 @@ def _threshold(logits: torch.Tensor, num_active: int) -> float:
 
 @torch.no_grad()
 def calibrate_gates(model: nn.Module, images: torch.Tensor, rate: float) -> None:
-    """Shift every dispatcher's gate bias so that ``rate`` of the patch tokens are active.
-
-    One evaluation forward of ``model(images)``; before each dispatcher runs,
-    its bias is shifted so that the given fraction of this batch's patch
-    tokens gets a logit >= 0 there. Dispatchers run in order, so every one is
-    calibrated on the tokens the already calibrated ones produce, and an
-    evaluation forward on the same images then has this rate in every
-    dispatched part (up to tied logits).
-
-    Args:
-        model (nn.Module): A DyT model (or a module containing one) in eval mode,
-            callable as ``model(images)``.
-        images (Tensor): (B, 3, H, W) calibration images.
-        rate (float): Target fraction of active patch tokens, in [0, 1].
-    """
+    """Shift every dispatcher's gate bias in one eval forward of ``model(images)``
+    ((B, 3, H, W)) so that ``rate`` (in [0, 1]) of the batch's patch tokens are
+    active in every dispatched part."""
     if not 0 <= rate <= 1:
         raise ValueError(f'rate={rate} must lie in [0, 1]')
     if model.training:

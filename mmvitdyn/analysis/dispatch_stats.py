@@ -5,15 +5,8 @@ import torch
 
 
 def part_rates(masks: List[Dict[str, torch.Tensor]]) -> Tuple[List[str], torch.Tensor]:
-    """Active fraction of patch tokens per dispatched part and image.
-
-    Args:
-        masks (list[dict]): Per block, part -> (B, N_patches) mask, as
-            ``DyTViT.dispatch_masks()`` returns.
-
-    Returns:
-        tuple: Part names ``'{block}.{part}'`` (P,) and rates (P, B) on the CPU.
-    """
+    """Part names ``'{block}.{part}'`` (P,) and the active fraction of patch tokens
+    (P, B) on the CPU, from ``DyTViT.dispatch_masks()`` (part -> (B, N) per block)."""
     names = [f'{i}.{part}' for i, block in enumerate(masks) for part in block]
     if not names:
         raise ValueError('no dispatch masks: the model dispatches nothing or has not run yet')

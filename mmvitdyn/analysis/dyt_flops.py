@@ -1,18 +1,4 @@
-"""Data-dependent FLOPs of DyT models: the tokens actually active, per image.
-
-A DyT block's dispatched parts run on the active tokens only, so an image's
-cost is the static cost with each dispatched part re-priced at its active
-token count ``n`` (class token included): token-wise modules (norms, linears)
-cost ``n / N`` of their full cost, the attention matmuls ``(n / N)^2``.
-Everything else (patch embedding, adapters, dispatchers, norms outside the
-gated parts, head) always runs and keeps its static cost.
-
-Token reductions that shrink the sequence inside the network (ToMe, EViT,
-:mod:`mmvitdyn.models.token_reduction`) remove the same number of tokens in
-every image, so the trace already runs each block at its reduced length: the
-static count follows them, and each dispatched part is priced at the tokens
-its block has after the reduction (its mask's length N), as DyT + ToMe runs.
-"""
+"""Per-image FLOPs of DyT models: the tokens actually active (docs/benchmarks.md)."""
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, NamedTuple, Optional
 
@@ -32,13 +18,8 @@ QUADRATIC_OPS = {'attn': ('attn', 'scaled_dot_product_attention')}
 
 
 class PartCost(NamedTuple):
-    """Full cost of one dispatched part of one block, from the dense trace.
-
-    Attributes:
-        linear (int): FLOPs that scale linearly with the active tokens.
-        quadratic (int): FLOPs that scale with their square.
-        num_tokens (int): Tokens N of the trace (all active).
-    """
+    """One dispatched part's FLOPs at ``num_tokens`` (N) tokens, from the dense
+    trace: ``linear`` in the active tokens, ``quadratic`` in their square."""
     linear: int
     quadratic: int
     num_tokens: int
@@ -51,10 +32,7 @@ class PartCost(NamedTuple):
 
 @contextmanager
 def all_tokens_active(model: nn.Module) -> Iterator[None]:
-    """Every token dispatcher of ``model`` returns an all-ones mask.
-
-    The mask is clamped to 1 rather than replaced, so it still depends on the gate.
-    """
+    """Every token dispatcher of ``model`` returns its mask clamped to 1 (all active)."""
     handles = [
         m.register_forward_hook(lambda _, args, mask: mask.clamp(min=1)) for m in model.modules()
         if isinstance(m, TokenDispatcher)
@@ -67,11 +45,7 @@ def all_tokens_active(model: nn.Module) -> Iterator[None]:
 
 
 class _WithMasks(nn.Module):
-    """``model(x)`` that also returns the dispatch masks, keeping the gates in the trace.
-
-    With every token active, the blocks take their dense paths and read the
-    masks only in a Python branch, so a trace would prune the gates as dead code.
-    """
+    """``model(x)`` that also returns the dispatch masks (the gates stay in the trace)."""
 
     def __init__(self, model: nn.Module, backbone: DyTViT):
         super().__init__()
@@ -91,26 +65,14 @@ def find_dyt_backbone(model: nn.Module) -> Optional[DyTViT]:
 class DyTFlopCounter:
     """Per-image FLOPs of a DyT model from the dispatch masks of its forward.
 
-    One trace of ``model`` on one image with every token active gives the
-    static count (every dispatched part at full size, adapters and
-    dispatchers included) and the cost of each dispatched part; an image's
-    FLOPs are the static count minus what its inactive tokens save.
-
     Args:
-        model (nn.Module): The traced model (``model(image)``), in eval mode:
-            a :class:`DyTViT` or a module containing one (wrap OpenMMLab
-            classifiers in :class:`TensorForward` to include neck and head).
+        model (nn.Module): ``model(image)`` in eval mode: a :class:`DyTViT` or
+            a module holding one (:class:`TensorForward` adds neck and head).
         image (Tensor): One input (1, 3, H, W) at the evaluation size.
 
     Attributes:
         static_flops (int): FLOPs of one image with every token active.
-        part_costs (list[dict[str, PartCost]]): Per DyT block, the full cost
-            of each dispatched part.
-
-    Example:
-        >>> counter = DyTFlopCounter(model, images[:1])
-        >>> model(images)
-        >>> flops = counter.from_last_forward()  # (B,) FLOPs per image
+        part_costs (list[dict[str, PartCost]]): Per DyT block and part.
     """
 
     def __init__(self, model: nn.Module, image: torch.Tensor):

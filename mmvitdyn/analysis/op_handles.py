@@ -1,8 +1,4 @@
-"""FLOP handles for the operators mmengine's counter leaves out.
-
-Convention of ``mmengine.analysis`` (fvcore): one multiply-add is one FLOP;
-element-wise operations (softmax, scaling, additions) are not counted.
-"""
+"""FLOP handles (one multiply-add one FLOP) for operators mmengine's counter leaves out."""
 import math
 from typing import Any, Dict, List
 
@@ -23,13 +19,9 @@ SDPA_OPS = (
 
 
 def sdpa_flop_jit(inputs: List[Any], outputs: List[Any]) -> int:
-    """``q @ k^T`` and ``weights @ v`` of scaled-dot-product attention.
-
-    With q (..., N_q, D), k (..., N_k, D) and v (..., N_k, D_v) that is
-    ``prod(...) * N_q * N_k * (D + D_v)``: ``2 * B * H * N_q * N_k * D`` for
-    equal widths. The batch dims are the query's (grouped-query attention
-    broadcasts key and value over them).
-    """
+    """``q @ k^T`` and ``weights @ v`` of attention with q (..., N_q, D),
+    k (..., N_k, D), v (..., N_k, D_v): ``prod(...) * N_q * N_k * (D + D_v)``,
+    over the query's batch dims."""
     q, k, v = (get_shape(value) for value in inputs[:3])
     *batch, n_q, d = q
     n_k, d_v = k[-2], v[-1]

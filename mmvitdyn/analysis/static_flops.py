@@ -1,9 +1,4 @@
-"""Static FLOPs and parameters of any model, attention matmuls included.
-
-The count is that of a traced forward, so token counts that change inside the
-network (ToMe merging, EViT / DynamicViT pruning at inference) are followed:
-each operator is counted at the shapes it ran with.
-"""
+"""FLOPs of a traced forward and parameters of any model, attention matmuls included."""
 from typing import Tuple, Union
 
 import torch
@@ -16,13 +11,8 @@ Inputs = Union[torch.Tensor, Tuple[torch.Tensor, ...]]
 
 
 class TensorForward(nn.Module):
-    """``model(inputs, mode='tensor')`` as a plain ``forward(inputs)`` to trace.
-
-    OpenMMLab models take a ``mode`` argument that a trace cannot pass; this
-    wrapper fixes it, so the count covers backbone, neck and head. Detectors
-    whose heads need proposals or data samples (two-stage mmdet models) are
-    counted through ``extract_feat``: backbone and neck.
-    """
+    """``model(inputs, mode='tensor')`` as a plain ``forward(inputs)`` to trace;
+    two-stage detectors: ``extract_feat`` (backbone and neck)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -37,15 +27,8 @@ class TensorForward(nn.Module):
 
 
 def flop_analyzer(model: nn.Module, inputs: Inputs) -> FlopAnalyzer:
-    """mmengine's ``FlopAnalyzer`` that also counts fused attention (and ``baddbmm``).
-
-    Per-operator warnings are off: element-wise operators are uncounted by
-    convention; ``unsupported_ops()`` still lists every uncounted operator.
-
-    Args:
-        model (nn.Module): Traced with ``model(*inputs)``; put it in eval mode first.
-        inputs (Tensor | tuple[Tensor]): Example inputs, e.g. one image (1, 3, H, W).
-    """
+    """mmengine's ``FlopAnalyzer`` of ``model(*inputs)`` (eval mode; e.g. one image
+    (1, 3, H, W)) that also counts fused attention and ``baddbmm``, warning of nothing."""
     analyzer = FlopAnalyzer(model, inputs).set_op_handle(**extra_flop_handles())
     analyzer.unsupported_ops_warnings(False)
     analyzer.uncalled_modules_warnings(False)

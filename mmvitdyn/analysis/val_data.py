@@ -1,9 +1,5 @@
-"""Validation images of a config, preprocessed as in evaluation.
-
-What the analysis tools (FLOPs, dispatch statistics) feed a model built by
-:func:`mmvitdyn.apis.init_model`: the config's ``val_dataloader``, then the
-model's data preprocessor.
-"""
+"""Validation images of a config, preprocessed as in evaluation (``val_dataloader``,
+then the model's data preprocessor)."""
 from typing import Iterator
 
 import torch

@@ -1,13 +1,5 @@
-"""OpenMMLab inferencers whose model is built the way the Runner builds it.
-
-mmpretrain's, mmdet's and mmseg's inferencers build ``cfg.model`` on their
-own; the ones here build it with :func:`~mmvitdyn.apis.init_model` (scope,
-top-level data preprocessor) and keep each library's own weight loading and
-dataset-meta handling (class names, palettes), except where a checkpoint
-holds no ``meta.dataset_meta`` (a converter's output, a plain state dict):
-there the libraries would name the classes after COCO's (mmdet) or
-Cityscapes' (mmseg) or fail (mmpretrain); these name them after the config.
-"""
+"""OpenMMLab inferencers whose model is built as the Runner builds it (:func:`init_model`),
+with the config's class names where a checkpoint has none (docs/design_notes.md)."""
 from typing import Optional
 
 import numpy as np
@@ -24,22 +16,9 @@ from .model import init_model
 
 
 def config_dataset_meta(cfg, source: str) -> dict:
-    """Class names and palette for a model whose checkpoint (``source``) has none.
-
-    From the config's test data set (inside any wrapper), as the data set
-    would build them: its class's ``METAINFO`` updated by the config's
-    ``metainfo`` (a file path read as one name per line) and mmpretrain's
-    ``classes``. Without class names there (an ImageFolder set takes them
-    from its folders), the classes are numbered ``'0'..'N-1'`` from the
-    model head's ``num_classes`` and a warning says so. A palette of the
-    wrong length or none is replaced by fixed random colours, one per class.
-
-    Returns:
-        dict: ``classes`` (tuple[str]) and ``palette`` (list of (R, G, B)).
-
-    Raises:
-        ValueError: Neither the data set nor the model names a class count.
-    """
+    """``dict(classes=tuple[str], palette=list of (R, G, B))`` of the config's test data set,
+    for a model whose checkpoint (``source``) holds none; classes numbered from the head's
+    ``num_classes`` when the data set names none. ``ValueError`` when neither counts them."""
     _, test_set = inner_dataset(cfg.test_dataloader.dataset)
     metainfo = dict(test_set.get('metainfo') or {})
     if test_set.get('classes') is not None:
@@ -90,13 +69,8 @@ class SegmentationInferencer(_RunnerBuiltModel, MMSegInferencer):
 
 
 def build_inferencer(cfg, checkpoint: str, device: str = 'cpu'):
-    """The inferencer of ``cfg.default_scope`` (mmpretrain, mmdet or mmseg) for ``checkpoint``.
-
-    Args:
-        cfg (Config): A loaded config.
-        checkpoint (str): The trained weights.
-        device (str): Where to run. Defaults to 'cpu'.
-    """
+    """The inferencer of ``cfg.default_scope`` (mmpretrain, mmdet or mmseg) for the loaded
+    config ``cfg`` and the trained weights ``checkpoint`` on ``device``."""
     scope = cfg.get('default_scope')
     if scope == 'mmpretrain':
         model = init_model(cfg, checkpoint, device)

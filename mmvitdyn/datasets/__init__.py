@@ -1,8 +1,5 @@
-"""Data sets: the generated defaults, data-root checks, and data set classes
-whose errors name unreadable files and unusable annotations
-(``FileCheckedCustomDataset``, ``FileCheckedCocoDataset``,
-``FileCheckedADE20KDataset``, ``FileCheckedBaseSegDataset``: imported with
-their library on first use)."""
+"""Data sets: the generated defaults, data-root checks and the ``FileChecked*``
+data sets (imported with their library on first use)."""
 from ..lazy_registry import lazy_exports
 from .annotation_checks import AnnotationError, CheckClassLabels, CheckCocoRecords, CheckSegLabels
 from .data_roots import check_data_roots, data_paths

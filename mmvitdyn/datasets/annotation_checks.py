@@ -1,9 +1,5 @@
-"""Checks that a data set's annotations hold values its model can use.
-
-The mixins below raise :class:`AnnotationError` naming the file and the record;
-put them before :class:`~.file_errors.NameFilesOnError` in a data set's bases.
-docs/data_checks.md lists what each one checks, and why.
-"""
+"""Mixins (put before :class:`~.file_errors.NameFilesOnError`) raising
+:class:`AnnotationError` for annotations a model cannot use (docs/data_checks.md)."""
 import math
 import os
 from collections import Counter
@@ -131,14 +127,8 @@ def packed_samples(results) -> list:
 def label_map_problem(path: str,
                       image_path: str,
                       backend_args: Optional[dict] = None) -> Optional[str]:
-    """Why the label map at ``path`` cannot be read as one 8-bit channel of class
-    indices for the image at ``image_path``, or None.
-
-    An 8-bit single-channel map (Pillow mode ``1``, ``L``, ``P``) is read from its
-    header only; a 16- or 32-bit integer or float map is decoded and must hold
-    whole numbers in 0..255; a map with several channels is refused. The map
-    must be as large as its image, and the image must carry no EXIF rotation.
-    """
+    """Why the label map at ``path`` is not one 8-bit channel of class indices of
+    the size of its image at ``image_path`` (docs/data_checks.md), or None."""
     with fileio.get_local_path(path, backend_args=backend_args) as local, \
             Image.open(local) as label:
         size, mode, bands = label.size, label.mode, label.getbands()
@@ -168,17 +158,13 @@ def label_map_problem(path: str,
 
 
 class CheckClassLabels:
-    """Mixin for mmpretrain's ``CustomDataset``: every label is a class index.
-
-    ``load_data_list`` raises :class:`AnnotationError` naming the annotation file,
-    the lines (image and label) and the allowed range for a ``gt_label`` outside
-    0..num_classes-1, or when the file lists no sample.
+    """Mixin for mmpretrain's ``CustomDataset``: ``load_data_list`` refuses a
+    ``gt_label`` outside 0..num_classes-1 or a file of no sample.
 
     Args:
-        num_classes (int, optional): The number of classes, for annotation files
-            read without ``metainfo['classes']`` (the model head's
-            ``num_classes``); both given, they must agree; neither, only negative
-            labels are refused. Defaults to None.
+        num_classes (int, optional): For files read without
+            ``metainfo['classes']``; both given, they must agree; neither, only
+            negative labels are refused. Defaults to None.
     """
 
     def __init__(self, *args, num_classes: Optional[int] = None, **kwargs):
@@ -208,14 +194,9 @@ class CheckClassLabels:
 
 
 class CheckSegLabels:
-    """Mixin for mmseg's ``BaseSegDataset``: every label map is one 8-bit channel of
-    class indices.
-
-    ``prepare_data`` checks each sample's ``gt_sem_seg`` (1, H, W): its file (once)
-    with :func:`label_map_problem`, and every loaded value is a class index, 255
-    or ``ignore_index``; a failure raises :class:`AnnotationError` naming the label
-    map, the values and the range.
-    """
+    """Mixin for mmseg's ``BaseSegDataset``: ``prepare_data`` checks each
+    ``gt_sem_seg`` (1, H, W), its file once (:func:`label_map_problem`) and every
+    value a class index, 255 or ``ignore_index``."""
 
     def __init__(self, *args, **kwargs):
         # Label maps whose file passed label_map_problem (checked once each).
@@ -259,15 +240,9 @@ class CheckSegLabels:
 
 
 class CheckCocoRecords:
-    """Mixin for mmdet's ``CocoDataset``: every annotation is used or left out on purpose.
-
-    Checks in ``COCOAPI`` (:func:`coco_file_problem`), ``parse_data_info``
-    (:func:`image_problem`, :meth:`annotation_problem`), ``filter_data`` (no image
-    left) and ``prepare_data`` (decoded size); each raises :class:`AnnotationError`
-    naming the file, the image and the annotation id. docs/data_checks.md lists
-    them; annotations of categories ``metainfo['classes']`` leaves out are counted
-    in one warning.
-    """
+    """Mixin for mmdet's ``CocoDataset``: every annotation is used or left out on
+    purpose (checks in ``COCOAPI``, ``parse_data_info``, ``filter_data`` and
+    ``prepare_data``); left-out categories are counted in one warning."""
 
     def parse_data_info(self, raw_data_info: dict):
         image = raw_data_info['raw_img_info']

@@ -1,16 +1,4 @@
-"""Data sets whose errors name the unreadable file.
-
-OpenMMLab's data sets report a corrupt file without naming it: mmdet's
-``CocoDataset`` raises pycocotools' ``JSONDecodeError`` for a malformed
-annotation file, mmseg's ``LoadAnnotations`` a Pillow ``OSError`` (or
-``'NoneType' object has no attribute 'squeeze'``) for a corrupt label map,
-mmcv's ``LoadImageFromFile`` OpenCV's ``!buf.empty()`` for an empty image.
-:class:`NameFilesOnError` wraps a data set's two reading steps and, when one
-fails because of a file, raises :class:`DataFileError` naming it; other
-errors pass through unchanged. The registered subclasses that the configs
-of the generated and the real data sets use (:mod:`.custom`, :mod:`.coco`,
-:mod:`.segmentation`) also check their annotations (:mod:`.annotation_checks`).
-"""
+"""Data sets whose errors name the unreadable file (docs/data_checks.md)."""
 from typing import Optional
 
 import mmcv
@@ -44,16 +32,9 @@ def image_file_problem(path: str) -> Optional[str]:
 
 
 class NameFilesOnError:
-    """Mixin for mmengine ``BaseDataset`` subclasses (put it first).
-
-    - ``load_data_list``: an error while reading ``ann_file`` becomes a
-      :class:`DataFileError` naming the file and the original error (an
-      :class:`AnnotationError`, which names it already, passes unchanged).
-    - ``prepare_data``: when the pipeline fails, the sample's files
-      (``img_path``, ``seg_map_path``) are decoded; the first that cannot be
-      is named in a :class:`DataFileError`. If all decode, the pipeline's
-      error is re-raised unchanged.
-    """
+    """Mixin (put first) for mmengine ``BaseDataset`` subclasses: a failing
+    ``load_data_list`` or ``prepare_data`` raises :class:`DataFileError` naming the
+    file that cannot be read; other errors pass unchanged."""
 
     def load_data_list(self):
         try:

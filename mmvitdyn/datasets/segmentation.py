@@ -8,12 +8,9 @@ from .file_errors import NameFilesOnError
 
 @DATASETS.register_module()
 class FileCheckedADE20KDataset(CheckSegLabels, NameFilesOnError, ADE20KDataset):
-    """mmseg's ``ADE20KDataset`` whose errors name unreadable files and
-    unusable label maps (:class:`CheckSegLabels`)."""
+    """mmseg's ``ADE20KDataset`` with :class:`CheckSegLabels` and named file errors."""
 
 
 @DATASETS.register_module()
 class FileCheckedBaseSegDataset(CheckSegLabels, NameFilesOnError, BaseSegDataset):
-    """mmseg's ``BaseSegDataset`` (a data set of your own: ``metainfo``
-    classes, ``img_dir`` / ``ann_dir`` layout) whose errors name unreadable
-    files and unusable label maps (:class:`CheckSegLabels`)."""
+    """mmseg's ``BaseSegDataset`` with :class:`CheckSegLabels` and named file errors."""

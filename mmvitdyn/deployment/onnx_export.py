@@ -19,16 +19,8 @@ EXPORT_PARTS = ('model', 'backbone')
 
 
 def export_part(model: nn.Module, part: str = 'model') -> nn.Module:
-    """The module of ``model`` to export: ``forward(images)`` of one tensor.
-
-    Args:
-        model (nn.Module): An OpenMMLab model (classifier, segmentor, detector)
-            or a backbone.
-        part (str): One of :data:`EXPORT_PARTS`. Defaults to 'model'.
-
-    Returns:
-        nn.Module: ``TensorForward(model)`` for 'model', ``model.backbone`` for 'backbone'.
-    """
+    """``TensorForward(model)`` for ``part='model'`` or ``model.backbone`` for
+    'backbone' (:data:`EXPORT_PARTS`): ``forward(images)`` of one tensor."""
     if part not in EXPORT_PARTS:
         raise ValueError(f'part={part!r} is not one of {EXPORT_PARTS}')
     if part == 'model':
@@ -51,22 +43,17 @@ def input_size(model: nn.Module) -> Tuple[int, int]:
 
 
 def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, object]:
-    """What an image must become before the exported graph reads it: the
-    model's data preprocessor as the ONNX file's ``metadata_props`` name it.
+    """The model's data preprocessor as the ONNX ``metadata_props`` name it.
 
     Args:
-        model (nn.Module): An OpenMMLab model with a ``data_preprocessor``
-            (mmpretrain's, mmdet's or mmseg's).
-        pipeline (Sequence[dict]): The config's test pipeline; a first
-            ``LoadImageFromFile`` (mmcv decodes to BGR) makes the channel
-            order known. Defaults to ().
+        model (nn.Module): An OpenMMLab model with a ``data_preprocessor``.
+        pipeline (Sequence[dict]): The test pipeline; a first
+            ``LoadImageFromFile`` fixes the channel order. Defaults to ().
 
     Returns:
-        dict: ``input_size`` [H, W]; ``mean`` and ``std`` (3 floats, in the
-        order of the input's channels: the input is (pixel - mean) / std) or
-        None where the model does not normalise; ``channel_order`` 'RGB' or
-        'BGR', or a sentence where the data set decides it; ``classes`` (the
-        checkpoint's class names) when known.
+        dict: ``input_size`` [H, W]; ``mean`` and ``std`` (3 floats in the input's
+        channel order) or None; ``channel_order`` 'RGB', 'BGR' or a sentence;
+        ``classes`` when known.
     """
     preprocessor = getattr(model, 'data_preprocessor', None)
     normalised = getattr(preprocessor, '_enable_normalize', False)
@@ -91,10 +78,7 @@ def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, 
 
 
 def output_names(outputs: Union[torch.Tensor, Sequence[torch.Tensor]], part: str) -> list:
-    """The ONNX names of ``outputs`` of :func:`export_part` (``part``): 'logits'
-    for a model's one tensor (a classifier's class scores before the softmax,
-    a segmentor's per-class maps), 'features' for a backbone's, and
-    'features_<i>' for each of several."""
+    """ONNX names of ``outputs``: 'logits', 'features' or 'features_<i>'."""
     if isinstance(outputs, torch.Tensor):
         return ['logits' if part == 'model' else 'features']
     return [f'features_{index}' for index in range(len(outputs))]
@@ -107,22 +91,17 @@ def export_onnx(module: nn.Module,
                 verbose: bool = False,
                 outputs: Optional[Sequence[str]] = None,
                 metadata: Optional[Dict[str, object]] = None) -> None:
-    """Export ``module(images)`` to the ONNX file ``path``, the batch axis dynamic.
-
-    The input is named 'images', the batch axis 'batch'; the image size is that
-    of ``example``. Weights over 2 GB go to an external data file next to ``path``.
+    """Export ``module(images)`` (eval mode) to ``path``: input 'images', batch
+    axis 'batch' dynamic; weights over 2 GB to an external data file.
 
     Args:
-        module (nn.Module): In eval mode; see :func:`export_part`.
-        example (Tensor): Example images (B, 3, H, W), B >= 2 (a batch of 1
-            would specialise the batch axis to 1).
+        module (nn.Module): See :func:`export_part`.
+        example (Tensor): Example images (B, 3, H, W), B >= 2.
         path (str): The ``.onnx`` file to write.
         opset (int): ONNX opset. Defaults to :data:`DEFAULT_OPSET`.
         verbose (bool): Print the exporter's progress. Defaults to False.
-        outputs (Sequence[str], optional): The outputs' names, e.g. from
-            :func:`output_names`. Defaults to None (the exporter's).
-        metadata (dict, optional): Stored as the model's ``metadata_props``,
-            each value as JSON (e.g. :func:`preprocessing`). Defaults to None.
+        outputs (Sequence[str], optional): Output names. Defaults to None.
+        metadata (dict, optional): ``metadata_props``, values as JSON.
     """
     if example.dim() != 4 or example.shape[0] < 2:
         raise ValueError(f'example of shape {tuple(example.shape)}: the example images must be '
@@ -148,13 +127,8 @@ def export_onnx(module: nn.Module,
 
 
 class OnnxRuntimeModel:
-    """An ONNX file run by ONNX Runtime on the CPU, called like the exported module.
-
-    Args:
-        path (str): The ``.onnx`` file (one input, the images).
-        threads (int, optional): ONNX Runtime's intra-op threads. Defaults to
-            None (its own default: one per physical core).
-    """
+    """An ONNX file (one input, the images) run by ONNX Runtime on the CPU with
+    ``threads`` intra-op threads (default: its own), called like the module."""
 
     def __init__(self, path: str, threads: Optional[int] = None):
         import onnxruntime  # a test / deployment requirement (requirements/tests.txt)

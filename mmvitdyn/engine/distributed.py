@@ -1,12 +1,12 @@
 """Distributed data-parallel wrappers: on processes without an accelerator (gloo
 backend), and for models whose training step runs two passes
 (docs/design_notes.md)."""
-import os
-
 import torch.distributed as dist
 from mmengine.logging import print_log
 from mmengine.model import MMDistributedDataParallel
 from mmengine.registry import MODEL_WRAPPERS
+
+from ..settings import launcher_rank, missing_torchrun_variables
 
 
 @MODEL_WRAPPERS.register_module()
@@ -76,15 +76,13 @@ def init_cpu_distributed(cfg) -> None:
     """
     dist_cfg = cfg.setdefault('env_cfg', {}).setdefault('dist_cfg', {})
     if dist_cfg.get('backend', 'nccl') == 'nccl':
-        if os.environ.get('RANK', '0') == '0':  # said once per run
+        if launcher_rank() == 0:  # said once per run
             print_log(
                 "No GPU is visible: distributed training uses the gloo backend "
                 f"(env_cfg.dist_cfg.backend was {dist_cfg.get('backend', 'nccl')!r})",
                 logger='current')
         dist_cfg['backend'] = 'gloo'
-    missing = [
-        k for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT') if k not in os.environ
-    ]
+    missing = missing_torchrun_variables()
     if missing:
         raise RuntimeError(f'--launcher pytorch needs {missing} in the environment; '
                            'start through tools/dist_train.sh (torchrun)')

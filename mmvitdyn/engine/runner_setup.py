@@ -1,9 +1,8 @@
-"""What ``tools/train.py`` and ``tools/test.py`` share: config loading,
-command-line overrides and Runner construction for mmpretrain, mmdet, mmseg
-and mmaction configs alike (chosen by the config's ``default_scope``)."""
+"""What ``tools/train.py`` and ``tools/test.py`` share: command-line overrides
+of a loaded config (:mod:`.config_loading`) and Runner construction for
+mmpretrain, mmdet, mmseg and mmaction configs alike (by ``default_scope``)."""
 import os
 import os.path as osp
-import tempfile
 from contextlib import contextmanager
 from typing import Iterator, List, Optional, Tuple
 
@@ -12,70 +11,16 @@ from mmengine.device import get_device
 from mmengine.registry import MODELS, RUNNERS, Registry
 from mmengine.runner import Runner
 
-from ..datasets import check_data_roots, data_paths
-from ..utils import (OutputIsInputError, WorkDirLock, check_int, is_local_path,
-                     refuse_overwriting_inputs)
+from ..checkpoint import is_local_path
+from ..datasets import check_data_roots
+from ..settings import launcher_rank
+from ..utils import OutputIsInputError, WorkDirLock, check_int, refuse_overwriting_inputs
 from .class_counts import check_class_counts
 from .config_keys import misspelt_top_level_keys, unknown_argument_message
+from .config_loading import SCOPES, config_inputs
 from .distributed import default_model_wrapper, init_cpu_distributed
 from .hooks import ClassCountCheckHook
 from .setup_error import SetupError
-
-# How each supported scope switches on drawing predictions and dumping them.
-SCOPES = {
-    'mmpretrain': dict(vis_on=dict(enable=True), vis_dir_key='out_dir', dump='DumpResults'),
-    'mmdet': dict(vis_on=dict(draw=True), vis_dir_key='test_out_dir', dump='DumpDetResults'),
-    'mmseg': dict(vis_on=dict(draw=True), vis_dir_key=None, dump='DumpResults'),
-    'mmaction': dict(vis_on=dict(enable=True), vis_dir_key='out_dir', dump='DumpResults'),
-}
-
-
-def load_config(path: str, cfg_options: Optional[dict] = None) -> Config:
-    """Read a config, apply ``--cfg-options``, keep no workers where there are
-    none (:func:`keep_workers_only_where_there_are_some`) and check its
-    ``default_scope``."""
-    if not osp.isfile(path):
-        raise SetupError(f'config file {path!r} does not exist (configs live under configs/, '
-                         'e.g. configs/vit/)')
-    cfg = Config.fromfile(path)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    keep_workers_only_where_there_are_some(cfg)
-    scope = cfg.get('default_scope')
-    if scope not in SCOPES:
-        raise SetupError(f'{path}: default_scope={scope!r} is not supported; '
-                         f'use one of {sorted(SCOPES)}')
-    return cfg
-
-
-def config_files(path: str) -> List[str]:
-    """The config file ``path`` and every ``_base_`` file it inherits, as
-    mmengine's ``Config.fromfile`` finds them."""
-    files = [path]
-    with tempfile.TemporaryDirectory() as folder:  # as fromfile: {{ fileDirname }} etc. first
-        text = osp.join(folder, 'config' + osp.splitext(path)[1])
-        Config._substitute_predefined_vars(path, text)
-        bases = Config._get_base_files(text)
-    for base in bases:
-        files += config_files(Config._get_cfg_path(base, path)[0])
-    return files
-
-
-def config_inputs(cfg: Config) -> List[str]:
-    """What a command run with ``cfg`` reads, for its writers to leave
-    alone: the config's files (:func:`config_files`) and its data paths
-    (folders included; see :func:`~mmvitdyn.datasets.data_paths`)."""
-    return config_files(cfg.filename) + data_paths(cfg)
-
-
-def keep_workers_only_where_there_are_some(cfg: Config) -> None:
-    """Turn ``persistent_workers`` off in each data loader of ``num_workers=0``
-    (mmdet's and mmseg's bases set it, which torch's DataLoader refuses without
-    workers)."""
-    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        settings = cfg.get(loader)
-        if isinstance(settings, dict) and settings.get('num_workers') == 0:
-            settings['persistent_workers'] = False
 
 
 def set_work_dir(cfg: Config, work_dir: Optional[str], config_path: str) -> None:
@@ -84,18 +29,6 @@ def set_work_dir(cfg: Config, work_dir: Optional[str], config_path: str) -> None
         cfg.work_dir = work_dir
     elif cfg.get('work_dir') is None:
         cfg.work_dir = osp.join('./work_dirs', osp.splitext(osp.basename(config_path))[0])
-
-
-# Where launchers put a process's global rank (torchrun, Slurm, Open MPI, MPICH).
-RANK_VARIABLES = ('RANK', 'SLURM_PROCID', 'OMPI_COMM_WORLD_RANK', 'PMI_RANK')
-
-
-def launcher_rank() -> int:
-    """This process's rank as its launcher set it (0 when not launched by one)."""
-    for name in RANK_VARIABLES:
-        if os.environ.get(name, '').isdigit():
-            return int(os.environ[name])
-    return 0
 
 
 @contextmanager

@@ -1,5 +1,4 @@
-"""Evaluation metrics (``EmptyAwareCocoMetric``: imported with mmdet on first
-use)."""
+"""Evaluation metrics (``EmptyAwareCocoMetric``, imported with mmdet lazily)."""
 from ..lazy_registry import lazy_exports
 
 __getattr__ = lazy_exports(__name__)

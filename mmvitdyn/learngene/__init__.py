@@ -1,26 +1,7 @@
-"""Cluster-Learngene (NeurIPS 2024): condense an ancestry into a learngene
-and initialise descendants of elastic size from it.
-
-The steps, one module each: ``attention_distance`` (step 1, MAD per head),
-``head_clustering`` (step 2), ``ffn_grouping`` (step 3), ``inheritance``
-(step 5: priority weight-sharing, depth rule, FFN sharing modes);
-``builder`` runs steps 1-4 for any ancestry. By family:
-
-- ``ancestries/``: what building reads of an ancestry family (``ViT``,
-  mmpretrain's ``SwinTransformer`` and ``LeViT``): its MAD recorder,
-  condense and extract steps, found by :func:`ancestry_for`.
-- ``artefacts/``: the learngene files (``vit``, ``swin``, ``levit``; the
-  baselines' ``block`` (Heuristic-, Auto-Learngene) and ``tleg``), on the
-  shared file format of ``file_format``.
-- ``descendants/``: the backbones that inherit them (``LearngeneViT``,
-  ``DyTLearngeneViT``, ``LearngeneSwin``, ``LearngeneLeViT``).
-
-``visualization`` plots the MAD table. The layers a descendant uses (the
-learnable FFN expansion, tied heads) and TLEG's Aux-Net are in
-:mod:`mmvitdyn.models`: this package reads the models, the models do not
-import it. The Swin and LeViT modules import mmpretrain when first used
-(:mod:`mmvitdyn.lazy_registry`).
-"""
+"""Cluster-Learngene (NeurIPS 2024): condense an ancestry into a learngene and initialise
+descendants of elastic size from it. One module per step (``attention_distance``,
+``head_clustering``, ``ffn_grouping``, ``builder``, ``inheritance``), one folder per part
+by family (``ancestries/``, ``artefacts/``, ``descendants/``); see docs/learngene.md."""
 from ..lazy_registry import lazy_exports
 from ..models.backbones import LinearExpansionViT, expansion_coefficients
 from .ancestries import (CENTROIDS, Ancestry, AttentionDistanceRecorder, CondenseSettings,

@@ -1,5 +1,4 @@
-"""Steps 1-4 in one call: from an ancestry and images to a learngene, for
-any ancestry family (:func:`~.ancestries.ancestry_for`)."""
+"""Steps 1-4 in one call: from an ancestry of any family and images to a learngene."""
 from typing import Iterable, List, Optional, Sequence, Union
 
 import torch
@@ -12,18 +11,8 @@ from .artefacts.vit import Learngene
 
 @torch.no_grad()
 def record_attention_distance(backbone: nn.Module, batches: Iterable[torch.Tensor]):
-    """Run ``backbone`` (in eval mode) over ``batches`` and record every head's
-    MAD with its family's recorder.
-
-    Args:
-        backbone (nn.Module): The ancestry: mmvitdyn's ViT, or mmpretrain's
-            SwinTransformer (MAD inside its windows).
-        batches (Iterable[Tensor]): Preprocessed images (B, 3, H, W), i.e.
-            already normalised exactly as the model was trained.
-
-    Returns:
-        The recorder (``mean()``, ``num_images``).
-    """
+    """Run ``backbone`` (eval mode) over ``batches`` of images (B, 3, H, W), preprocessed as
+    the ancestry was trained, recording every head's MAD; returns the recorder."""
     recorder = ancestry_for(backbone).recorder()
     backbone.eval()
     with recorder.recording():
@@ -43,20 +32,13 @@ def condense(backbone: nn.Module,
              ffn_clustering: bool = True,
              ffn_groups: Optional[Sequence[Sequence[int]]] = None,
              settings: Optional[dict] = None) -> Union[Learngene, SwinLearngene]:
-    """Steps 2-4: cluster the heads by their MAD, group the FFNs, extract
-    (the family's :meth:`~.ancestries.Ancestry.condense`).
+    """Steps 2-4 of a ``backbone`` (``ViT``, Swin or LeViT) ancestry: cluster, group, extract.
 
     Args:
-        backbone (nn.Module): mmvitdyn ``ViT`` ancestry, or mmpretrain
-            ``SwinTransformer`` (stage by stage).
-        mad (Tensor | list[Tensor]): (num_layers, num_heads) MAD table
-            (step 1); for a Swin one per stage.
+        mad (Tensor | list[Tensor]): (num_layers, num_heads) MAD table, or one per stage.
         num_images (int): Images the MAD was averaged over (recorded).
-        method, eps, min_samples, k: Head clustering (see ``cluster_heads``).
-        centroid (str): 'select' or 'average'.
-        ffn_clustering (bool): False disables FFN grouping (ablation).
-        ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
-        settings (dict, optional): Extra entries recorded in the learngene.
+        method, eps, min_samples, k, centroid, ffn_clustering, ffn_groups, settings: See
+            :class:`~.ancestries.CondenseSettings` (``settings`` is its ``extra``).
     """
     how = CondenseSettings(method, eps, min_samples, k, centroid, ffn_clustering, ffn_groups,
                            settings)
@@ -74,20 +56,8 @@ def build_learngene(backbone: nn.Module,
                     ffn_groups: Optional[Sequence[Sequence[int]]] = None,
                     out: Optional[str] = None,
                     settings: Optional[dict] = None) -> Union[Learngene, SwinLearngene]:
-    """Condense an ancestry ViT or Swin into a learngene (steps 1-4).
-
-    Args:
-        backbone (nn.Module): mmvitdyn ``ViT`` or mmpretrain
-            ``SwinTransformer`` ancestry (evaluated in eval mode).
-        batches (Iterable[Tensor]): Images (B, 3, H, W) preprocessed exactly
-            as in the ancestry's training (the data_preprocessor's mean/std).
-        method, eps, min_samples, k, centroid, ffn_clustering, ffn_groups,
-            settings: See :func:`condense`.
-        out (str, optional): Write the learngene here (atomically).
-
-    Returns:
-        Learngene | SwinLearngene: The learngene.
-    """
+    """Steps 1-4: :func:`condense` ``backbone`` on the MAD of ``batches`` (images (B, 3, H, W)
+    preprocessed as in its training) and write the learngene to ``out`` (atomically) if given."""
     how = CondenseSettings(method, eps, min_samples, k, centroid, ffn_clustering, ffn_groups,
                            settings)  # checked before the pass over the images
     recorder = record_attention_distance(backbone, batches)

@@ -1,13 +1,4 @@
-"""Step 3 of Cluster-Learngene: which adjacent layers share one FFN.
-
-The rule: a maximal run of adjacent layers whose head-centroid counts c_l
-are equal *and* whose heads were clustered (c_l < H_a) forms one FFN group;
-a layer whose heads were not compressed (c_l = H_a) keeps its own FFN
-(docs/recipes.md, design notes).
-
-A group is stored as one FFN and expanded back to its layers in the
-descendant by a learnable map (see ``mmvitdyn.models.layers.ffn_expansion``).
-"""
+"""Step 3 of Cluster-Learngene: which adjacent layers share one FFN."""
 from typing import List, Optional, Sequence, Tuple
 
 Groups = List[Tuple[int, ...]]
@@ -17,19 +8,14 @@ def group_ffns(num_centroids: Sequence[int],
                num_heads: int,
                enabled: bool = True,
                groups: Optional[Sequence[Sequence[int]]] = None) -> Groups:
-    """Partition the layers into FFN groups.
+    """Partition the layers into FFN groups (maximal runs of adjacent layers with equal
+    centroid counts c_l < H_a); returns every layer once, groups in layer order.
 
     Args:
         num_centroids (Sequence[int]): c_l, head centroids of each layer.
         num_heads (int): H_a, heads per layer of the ancestry.
-        enabled (bool): False disables FFN clustering (the ablation): every
-            layer keeps its FFN. Defaults to True.
-        groups (Sequence[Sequence[int]], optional): Explicit groups instead of
-            the rule: runs of adjacent layers, disjoint; unlisted layers are
-            alone. Defaults to None.
-
-    Returns:
-        list[tuple[int]]: Every layer exactly once, groups in layer order.
+        enabled (bool): False: every layer keeps its FFN (the ablation). Defaults to True.
+        groups (Sequence[Sequence[int]], optional): Explicit runs of adjacent layers, others alone.
     """
     num_layers = len(num_centroids)
     if groups is not None:

@@ -1,20 +1,11 @@
-"""The learngene file: its header, its I/O and the checks that name a broken field.
-
-Every learngene (Cluster-Learngene of a ViT or a Swin, the baselines' block
-and TLEG learngenes) is a dataclass saved as a plain ``torch.save`` of
-dicts, lists, numbers, strings and tensors: a ``format`` and a ``version``
-entry, then one entry per dataclass field. Files are read by mmvitdyn's
-safe checkpoint loader (never unpickled in full) and written atomically.
-The checks raise ``ValueError`` naming the field, its value and what is
-allowed. A kind that changed its layout reads its older versions through
-:meth:`LearngeneFile.upgrade`.
-"""
+"""The learngene file: its header, its I/O and the checks that name a broken field."""
 import dataclasses
 from typing import Any, ClassVar, Dict, Iterable, Optional, Sequence, Tuple
 
 import torch
 
-from ..utils import load_checkpoint_file, save_atomically
+from ..checkpoint import load_checkpoint_file
+from ..utils import save_atomically
 
 Tensors = Dict[str, torch.Tensor]
 NORM_KEYS = ('weight', 'bias')
@@ -26,9 +17,8 @@ def load_file(path: str,
               versions: Sequence[int],
               tool: str,
               mmap: bool = False) -> dict:
-    """Read a learngene file and check its ``format`` and that its ``version``
-    is one of ``versions``; ``tool`` (under tools/learngene/) is named if the
-    file is missing or corrupted.
+    """Read a learngene file, check its ``format`` and ``version`` (one of ``versions``); name
+    ``tool`` (under tools/learngene/) if the file is missing or corrupted.
 
     Raises:
         FileNotFoundError: No such file.
@@ -51,13 +41,9 @@ def load_file(path: str,
 class LearngeneFile:
     """A learngene dataclass as a file: header, field entries, checks.
 
-    Subclasses are dataclasses with ``validate()`` (raises ``ValueError``
-    naming the field) and set ``FILE_FORMAT`` and ``FILE_VERSION`` (the
-    file's ``format`` and ``version`` entries) and ``WRITER``, the tool
-    under tools/learngene/ that writes such files (named when a file is
-    missing). A field whose entries are not plain data (nested dataclasses)
-    is converted by :meth:`encode_field` / :meth:`decode_field`. Files of
-    the versions in ``OLDER_VERSIONS`` are read through :meth:`upgrade`.
+    Subclasses are dataclasses with ``validate()`` and set ``FILE_FORMAT``, ``FILE_VERSION``,
+    ``WRITER`` (the tool that writes them) and ``OLDER_VERSIONS`` (read via :meth:`upgrade`);
+    :meth:`encode_field` / :meth:`decode_field` convert fields that are not plain data.
     """
     FILE_FORMAT: ClassVar[str]
     FILE_VERSION: ClassVar[int]
@@ -71,12 +57,8 @@ class LearngeneFile:
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
-        """The content of a file of one of ``OLDER_VERSIONS`` (a dict of the
-        fields, unchecked) in this version's layout.
-
-        Raises:
-            ValueError: The old file cannot be read as this version (named).
-        """
+        """An ``OLDER_VERSIONS`` file's fields (a dict, unchecked) in this version's layout;
+        ``ValueError`` (named) if they cannot be."""
         raise NotImplementedError(f'{cls.__name__} reads no older file versions')
 
     def encode_field(self, name: str, value: Any) -> Any:
@@ -97,12 +79,8 @@ class LearngeneFile:
 
     @classmethod
     def from_dict(cls, data: dict, source: str = 'learngene data'):
-        """Read :meth:`to_dict`'s layout and validate it.
-
-        Raises:
-            ValueError: Naming ``source`` and the missing, mistyped or
-                inconsistent field.
-        """
+        """Read :meth:`to_dict`'s layout and validate it; ``ValueError`` names ``source`` and the
+        missing, mistyped or inconsistent field."""
         check_format(data, cls.FILE_FORMAT, cls.versions(), source)
         try:
             if data['version'] != cls.FILE_VERSION:
@@ -118,20 +96,14 @@ class LearngeneFile:
         return learngene
 
     def save(self, path: str, inputs: Iterable = ()) -> None:
-        """Check the learngene, then write it atomically (temporary file,
-        rename), refusing a ``path`` among ``inputs`` (see
-        :func:`~mmvitdyn.utils.atomic_target`)."""
+        """Check, then write atomically, refusing a ``path`` among ``inputs``
+        (:func:`~mmvitdyn.utils.atomic_target`)."""
         self.validate()
         save_atomically(self.to_dict(), path, inputs)
 
     @classmethod
     def load(cls, path: str, mmap: bool = False):
-        """Read and check a learngene file of this kind.
-
-        Args:
-            path (str): The file.
-            mmap (bool): Map tensors lazily from the file (cheap when only
-                the structure is needed). Defaults to False.
+        """Read and check a learngene file of this kind; ``mmap`` maps tensors lazily.
 
         Raises:
             FileNotFoundError: No such file.
@@ -142,8 +114,7 @@ class LearngeneFile:
 
 
 def check_format(data, file_format: str, versions: Sequence[int], source: str) -> None:
-    """``data`` is a dict of ``file_format`` and of one of ``versions``;
-    ``source`` names it in errors."""
+    """``data`` is a dict of ``file_format`` and one of ``versions``; ``source`` in errors."""
     if not isinstance(data, dict) or data.get('format') != file_format:
         found = data.get('format') if isinstance(data, dict) else None
         raise ValueError(f'{source} is not a learngene of format {file_format!r} (its format '
@@ -157,8 +128,7 @@ def check_format(data, file_format: str, versions: Sequence[int], source: str) -
 
 # ---------------------------------------------------------------- checks
 def require(mapping, key: str, where: str, kind: type = object):
-    """``mapping[key]``; ``ValueError`` naming ``where.key`` when it is absent
-    (or not of ``kind``)."""
+    """``mapping[key]``; ``ValueError`` naming ``where.key`` if absent (or not of ``kind``)."""
     field = f'{where}.{key}' if where else key
     expect_type(mapping, dict, where or 'the file')
     if key not in mapping:
@@ -202,8 +172,8 @@ SETTING_VALUES = (str, int, float, bool, type(None))
 
 
 def validate_settings(settings) -> dict:
-    """``settings``: a dict of identifier-like keys and plain values (str, int,
-    float, bool, None, or lists/tuples of them); returns it."""
+    """``settings``: identifier-like keys, plain values (str, int, float, bool, None, or
+    lists/tuples of them); returns it."""
     expect_type(settings, dict, 'settings')
     for key, value in settings.items():
         if not isinstance(key, str) or not key.isidentifier():

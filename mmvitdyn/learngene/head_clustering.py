@@ -1,10 +1,5 @@
-"""Step 2 of Cluster-Learngene: cluster each layer's heads by their MAD.
-
-Density-based clustering (scikit-learn's DBSCAN) adapts the number of
-clusters per layer; k-means with a fixed k per layer is the comparison the
-paper makes. Clusters are returned in *priority order*: largest first, ties
-broken by the lowest head index in the cluster.
-"""
+"""Step 2 of Cluster-Learngene: cluster each layer's heads by their MAD (DBSCAN or k-means),
+in priority order."""
 from dataclasses import dataclass
 from typing import List, Sequence, Tuple, Union
 
@@ -18,14 +13,8 @@ REPRESENTATIVE_RTOL = 1e-6
 
 @dataclass(frozen=True)
 class HeadCluster:
-    """Heads of one layer grouped together.
-
-    Args:
-        members (tuple[int]): Head indices, ascending.
-        mad (float): Mean MAD of the members (pixels).
-        representative (int): The member whose MAD is closest to ``mad``
-            (ties: the lowest head index); the ``select`` centroid.
-    """
+    """Heads of one layer: ``members`` (ascending), their mean ``mad`` (pixels) and the
+    ``representative``, the member nearest ``mad`` (ties: lowest index), ``select``'s centroid."""
     members: Tuple[int, ...]
     mad: float
     representative: int
@@ -36,14 +25,7 @@ class HeadCluster:
 
 
 def make_cluster(members: Sequence[int], mad_row: Sequence[float]) -> HeadCluster:
-    """A :class:`HeadCluster` of ``members`` given the layer's MAD values.
-
-    The representative is the member nearest the mean MAD. Distances within
-    ``REPRESENTATIVE_RTOL`` times the largest member MAD of the nearest one
-    count as ties (members symmetric about the mean differ only by rounding,
-    which depends on the dtype), and ties go to the lowest head index.
-    ``mad_row`` keeps its dtype (float32 or float64) for the arithmetic.
-    """
+    """A :class:`HeadCluster` of ``members`` given the layer's MAD values (kept in their dtype)."""
     members = tuple(sorted(int(m) for m in members))
     row = np.asarray(mad_row)
     values = row[list(members)] if np.issubdtype(row.dtype, np.floating) else \
@@ -70,18 +52,8 @@ def _clusters_from_labels(labels: np.ndarray, mad_row: Sequence[float]) -> List[
 
 
 def dbscan_labels(mad: np.ndarray, eps: float = 10., min_samples: int = 1) -> np.ndarray:
-    """DBSCAN labels of every layer's heads, from one scikit-learn fit.
-
-    Each head is the point (layer * 2 eps, MAD): heads of different layers
-    are more than eps apart, so no neighbourhood crosses a layer and the fit
-    equals one DBSCAN per layer (labels are unique across layers; -1 is noise).
-
-    Args:
-        mad (np.ndarray): (num_layers, num_heads) MAD values.
-
-    Returns:
-        np.ndarray: (num_layers, num_heads) integer labels.
-    """
+    """(num_layers, num_heads) DBSCAN labels of the heads of ``mad`` (num_layers, num_heads) from
+    one fit, equal to one per layer (labels unique across layers, -1 noise)."""
     from sklearn.cluster import DBSCAN
     check_dbscan_args(eps, min_samples)
     layers, heads = mad.shape
@@ -91,12 +63,7 @@ def dbscan_labels(mad: np.ndarray, eps: float = 10., min_samples: int = 1) -> np
 
 
 def kmeans_clusters(mad_row: Sequence[float], k: int, seed: int = 0) -> List[HeadCluster]:
-    """Cluster one layer's heads into ``k`` groups with k-means on their MAD.
-
-    Returns:
-        list[HeadCluster]: In priority order; fewer than ``k`` when heads
-        share MAD values.
-    """
+    """The k-means clusters (at most ``k``) of one layer's heads, in priority order."""
     from sklearn.cluster import KMeans
     values = np.asarray(mad_row, dtype=np.float64).reshape(-1, 1)
     if not isinstance(k, (int, np.integer)) or not 1 <= k <= len(values):
@@ -129,23 +96,17 @@ def cluster_heads(mad: torch.Tensor,
                   min_samples: int = 1,
                   k: Union[int, Sequence[int], None] = None,
                   seed: int = 0) -> List[List[HeadCluster]]:
-    """Cluster the heads of every layer.
+    """Per layer, the clusters of the heads of ``mad`` (num_layers, num_heads), priority order.
 
     Args:
-        mad (Tensor): (num_layers, num_heads) MAD table.
-        method (str): 'dbscan' (adaptive, the method) or 'kmeans' (fixed k).
+        method (str): 'dbscan' (adaptive) or 'kmeans' (fixed k).
         eps (float): DBSCAN radius in pixels. Defaults to 10.
         min_samples (int): DBSCAN's MinHds. Defaults to 1 (no noise heads).
-        k (int | Sequence[int], optional): k-means clusters, one value for
-            every layer or one per layer. Required for 'kmeans'.
+        k (int | Sequence[int], optional): k-means clusters, one or one per layer; for 'kmeans'.
         seed (int): k-means random state. Defaults to 0.
 
-    Returns:
-        list[list[HeadCluster]]: Per layer, the clusters in priority order.
-
     Raises:
-        ValueError: Bad arguments, or a layer where every head is noise
-            (no centroid can be formed).
+        ValueError: Bad arguments, or a layer where every head is noise.
     """
     check_clustering_args(method, eps, min_samples, k)
     rows = mad.detach().cpu().double().numpy()

@@ -1,37 +1,5 @@
-"""Step 5 of Cluster-Learngene: how a descendant inherits a learngene.
-
-Heads (priority weight-sharing): descendant layer l has H_d(l) heads of the
-ancestry's head width; head k takes centroid ``k mod c`` of its source
-layer, centroids in priority order. So when c divides H_d each centroid
-is shared H_d / c times in turn; otherwise every centroid is shared
-floor(H_d / c) times and the first H_d mod c (the biggest clusters) once
-more; when H_d < c only the top H_d centroids are used. A head takes its
-centroid's Q, K and V rows with their biases and its columns of W^O; the
-W^O bias is the source layer's. H_d(l) is given per layer, as
-omega = H_a / H_d, or by a head schedule (see :func:`heads_per_layer`).
-Heads sharing a centroid are independent parameters, or one parameter with
-``tie_heads`` (see :mod:`mmvitdyn.models.layers.head_sharing`).
-
-Depth: descendant layer i inherits learngene layer ``i`` when the
-descendant is at most as deep as the ancestry (the learngene layers in
-order, the deepest ones dropped), and ``i mod L_a`` when it is deeper (the
-learngene is repeated from its first layer: centroids and FFN groups are
-reused in order).
-
-FFNs: consecutive descendant layers whose sources are consecutive layers of
-one learngene FFN group form a *run*; a run of T layers shares the group's
-FFN W. ``ffn_sharing`` says how:
-
-- ``'tied'``: the run keeps one W and the learnable map g for the whole
-  training, layer t computing with W_t = g_t(W)
-  (:class:`mmvitdyn.models.layers.FFNExpansion`).
-- ``'independent'``: how the paper's tables were trained. The expansion initialises
-  every layer's FFN once (materialised at step 0: g starts as the identity,
-  so each copy starts as W) and the copies then train as independent FFNs.
-
-A run of one layer gets a plain FFN initialised with the group's FFN in
-both modes.
-"""
+"""Step 5 of Cluster-Learngene: plan a descendant (heads, source layers, FFN runs) and copy a
+learngene's tensors into it (priority weight-sharing, the depth rule, FFN sharing)."""
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -55,23 +23,15 @@ def heads_per_layer(num_layers: int,
                     num_heads: Union[int, Sequence[int], None] = None,
                     omega: Union[float, Sequence[float], None] = None,
                     head_schedule: Optional[str] = None) -> List[int]:
-    """H_d of each descendant layer.
+    """H_d of each descendant layer; H_a in every layer when none of the three is given.
 
     Args:
-        num_layers (int): Descendant depth L.
-        ancestry_heads (int): H_a.
-        num_heads (int | Sequence[int], optional): Heads of every layer, one
-            value per layer, or with a linear schedule the pair (low, high).
-        omega (float | Sequence[float], optional): H_a / H_d, for every layer
-            or per layer; H_a / omega must be a whole number.
-        head_schedule (str, optional): The paper's ``'incrementing'``
-            (omega = 2, 1.5, 1 over the three thirds of the depth: 6, 8, 12
-            heads from H_a = 12) or ``'decrementing'`` (omega = 1, 1.5, 2);
-            layer l is in third ``3 l // L``. Or ``'linear-incrementing'`` /
-            ``'linear-decrementing'``: the heads go linearly (rounded) from
-            ``min(num_heads)`` to ``max(num_heads)`` or back.
-
-    With none of them the descendant keeps H_a heads.
+        num_layers, ancestry_heads (int): Descendant depth L and H_a.
+        num_heads (int | Sequence[int], optional): Heads of every layer or one per layer; with a
+            linear schedule the pair (low, high).
+        omega (float | Sequence[float], optional): H_a / H_d, one value or one per layer.
+        head_schedule (str, optional): 'incrementing' / 'decrementing' (omega 2, 1.5, 1 over the
+            thirds of the depth, or reversed), or 'linear-incrementing' / 'linear-decrementing'.
     """
     if num_heads is not None and omega is not None:
         raise ValueError(f'give num_heads ({num_heads}) or omega ({omega}), not both')
@@ -113,11 +73,8 @@ def heads_per_layer(num_layers: int,
 
 
 def heads_from_omega(ancestry_heads: int, omega: float) -> int:
-    """H_a / omega, the heads of a descendant layer (or stage).
-
-    Raises:
-        ValueError: omega is not > 0, or H_a / omega is not a whole number.
-    """
+    """H_a / omega, the heads of a descendant layer (or stage); ``ValueError`` unless omega > 0
+    and H_a / omega is a whole number."""
     if isinstance(omega, bool) or not isinstance(omega, (int, float)) or not omega > 0:
         raise ValueError(f'omega={omega!r} must be > 0')
     count = ancestry_heads / omega
@@ -135,7 +92,7 @@ def head_assignment(num_centroids: int, num_heads: int) -> List[int]:
 
 
 def layer_sources(ancestry_layers: int, num_layers: int) -> List[int]:
-    """Learngene layer of each descendant layer (see the module docstring)."""
+    """Learngene layer of each descendant layer: ``i mod ancestry_layers``."""
     if num_layers < 1:
         raise ValueError(f'num_layers={num_layers} must be >= 1')
     return [i % ancestry_layers for i in range(num_layers)]
@@ -149,12 +106,8 @@ class FFNRun:
 
 
 def ffn_runs(sources: Sequence[int], group_of_layer: Sequence[int]) -> List[FFNRun]:
-    """Split the descendant layers into runs (see the module docstring).
-
-    Args:
-        sources (Sequence[int]): Learngene layer of each descendant layer.
-        group_of_layer (Sequence[int]): FFN group of each learngene layer.
-    """
+    """The FFN runs, given the learngene layer of each descendant layer (``sources``) and the
+    FFN group of each learngene layer."""
     runs: List[FFNRun] = []
     for layer, source in enumerate(sources):
         group = group_of_layer[source]
@@ -170,12 +123,11 @@ class DescendantPlan:
     """Where every part of a descendant comes from.
 
     Args:
-        sources (list[int]): Learngene layer of each descendant layer (-1:
-            none, the layer starts random).
+        sources (list[int]): Learngene layer of each descendant layer (-1: none, random).
         heads (list[int]): Heads of each descendant layer.
         assignments (list[list[int]]): Centroid of each head, per layer.
         runs (list[FFNRun]): FFN runs, covering the layers in order.
-        ffn_sharing (str): 'tied' or 'independent' (see the module docstring).
+        ffn_sharing (str): 'tied' or 'independent'.
         tie_heads (bool): Heads sharing a centroid are one parameter.
     """
     sources: List[int]
@@ -202,9 +154,8 @@ class DescendantPlan:
         return self.tie_heads and len(set(assignment)) < len(assignment)
 
     def layout(self) -> torch.Tensor:
-        """(num_layers, 5) int64: source layer, heads, expanded run (-1 if
-        none), position in it, and distinct head parameters. Saved with the
-        descendant so a checkpoint cannot load into a differently built one."""
+        """(num_layers, 5) int64: source layer, heads, expanded run (-1 if none), position in it,
+        and distinct head parameters; saved with the descendant."""
         rows = []
         for layer, (source, heads) in enumerate(zip(self.sources, self.heads)):
             index, run, position = self.run_of(layer)
@@ -231,10 +182,8 @@ def plan_descendant(learngene: Learngene,
 
 
 def plan_whole_layers(sources: Sequence[Optional[int]], heads: Sequence[int]) -> DescendantPlan:
-    """The plan of a descendant that inherits whole layers (the baselines:
-    Heuristic-, Auto-Learngene, TLEG): layer l from learngene layer
-    ``sources[l]`` (-1 where None: random), every head its own, every FFN
-    its own; nothing is shared."""
+    """The plan of a descendant inheriting whole layers (Heuristic-, Auto-Learngene, TLEG):
+    layer l from learngene layer ``sources[l]`` (None: random), nothing shared."""
     return DescendantPlan([-1 if s is None else s
                            for s in sources], list(heads), [list(range(h)) for h in heads],
                           [FFNRun(-1, (layer, )) for layer in range(len(heads))], 'independent',
@@ -242,16 +191,8 @@ def plan_whole_layers(sources: Sequence[Optional[int]], heads: Sequence[int]) ->
 
 
 def check_built_from(model: nn.Module, path: str, built: dict, given: dict) -> None:
-    """Refuse to inherit a learngene whose structure differs from the one
-    ``model`` was built from (``path``).
-
-    Args:
-        built, given (dict): Description -> value (e.g. ``'centroids per
-            layer'`` -> assignments) of the model and of the learngene given.
-
-    Raises:
-        ValueError: Naming both descriptions, when they differ.
-    """
+    """Raise ``ValueError`` naming both when ``built`` != ``given`` (description -> value of
+    ``model``, built from ``path``, and of the learngene given)."""
     if built != given:
 
         def describe(entries: dict) -> str:
@@ -263,25 +204,17 @@ def check_built_from(model: nn.Module, path: str, built: dict, given: dict) -> N
 
 def copy_state(module: nn.Module, state: Tensors, name: str, field: str,
                inherited: Dict[str, int]) -> None:
-    """Set every parameter and floating buffer (BatchNorm statistics) of
-    ``module`` (``name`` in the descendant) from the learngene's ``state``
-    (its entry ``field``); see :func:`copy_tensors`.
-
-    Raises:
-        ValueError: ``field.key`` is missing, or mis-shaped (named).
-    """
+    """Set every parameter and floating buffer of ``module`` (``name`` in the descendant) from
+    ``state``, the learngene's entry ``field`` (see :func:`copy_tensors`); ``ValueError`` names
+    a missing or mis-shaped ``field.key``."""
     keys = [key for key, value in module.state_dict().items() if value.is_floating_point()]
     copy_tensors(module, {key: require(state, key, field) for key in keys}, name, inherited)
 
 
 def copy_tensors(module: nn.Module, state: Tensors, name: str, inherited: Dict[str, int]) -> None:
-    """Set every tensor of ``state`` (its dotted name in ``module`` -> value)
-    in ``module`` (``name`` in the descendant) and record the parameters
-    among them in ``inherited`` (descendant name -> size).
-
-    Raises:
-        ValueError: A tensor is mis-shaped (named).
-    """
+    """Set every tensor of ``state`` (dotted name in ``module`` -> value) in ``module``
+    (``name`` in the descendant), recording its parameters in ``inherited`` (name -> size);
+    ``ValueError`` names a mis-shaped one."""
     parameters = dict(module.named_parameters())
     for key, value in state.items():
         owner, _, leaf = key.rpartition('.')
@@ -299,16 +232,11 @@ def inherit_ffn(ffn: nn.Module,
                 names: Optional[Dict[str, str]] = None) -> None:
     """Initialise a descendant block's FFN from its FFN group's W.
 
-    In a tied run (``tied``) the run's :class:`FFNExpansion`, owned by its
-    first FFN (``ffn.expansion``), loads W and starts g as the identity, and
-    every FFN of the run records W as inherited; otherwise the FFN's
-    parameters are set to W.
-
     Args:
         ffn (nn.Module): The block's FFN (``name`` in the descendant).
-        weights (dict): W, FFN key (``fc1.weight`` ...) -> tensor; the
-            learngene's entry ``field``.
-        tied (bool): The block is in a tied run (W_t = g_t(W)).
+        weights (dict): W, FFN key (``fc1.weight`` ...) -> tensor; the learngene's entry ``field``.
+        tied (bool): The block is in a tied run: the run's expansion (``ffn.expansion`` of its
+            first FFN) loads W and resets g to the identity; else the FFN's parameters are set.
         inherited (dict): Descendant name -> size, updated.
         names (dict, optional): FFN key -> its name in ``ffn``; default: the key.
     """
@@ -338,18 +266,9 @@ def copy_into(module: nn.Module, name: str, value: torch.Tensor, label: str) -> 
 
 def inherit_attention(attn: nn.Module, layer: LearngeneLayer, assignment: Sequence[int],
                       name: str) -> Dict[str, int]:
-    """Initialise an ``Attention`` with ``len(assignment)`` heads from centroids.
-
-    Head k gets Q, K, V rows (and biases) of centroid ``assignment[k]`` and
-    its columns of W^O; the W^O bias is the layer's. Tied heads
-    (:func:`~mmvitdyn.models.layers.share_heads`) take their distinct
-    head's first copy. A descendant with q/k/v biases from a learngene
-    without them gets zero biases (the ancestry's function), not counted as
-    inherited.
-
-    Returns:
-        dict[str, int]: Inherited tensors (``qkv.weight``, ...) and their sizes.
-    """
+    """Initialise an ``Attention`` with ``len(assignment)`` heads from the centroids of ``layer``
+    (head k: centroid ``assignment[k]``; missing q/k/v biases are zero); returns the inherited
+    tensors (``qkv.weight``, ...) -> size."""
     index = torch.as_tensor(list(assignment), dtype=torch.long)
     qkv = layer.qkv_weight[index]  # (H_d, 3, D, C)
     proj = layer.proj_weight[index]  # (H_d, C, D)

@@ -1,7 +1,5 @@
-"""Backbones, layers, necks, token reduction and the video backbone; the
-classifiers, detectors, segmentors, recognisers, the video head and
-``QuickGELU``, which build on mmpretrain, mmdet, mmseg and mmaction2, are
-imported with their library on first use (:mod:`mmvitdyn.lazy_registry`)."""
+"""Backbones, layers, necks, token reduction, the video backbone; the task
+models are imported with their library on first use (lazy_registry)."""
 from ..lazy_registry import lazy_exports
 from . import classifiers, detectors, recognizers, segmentors  # noqa: F401
 from .backbones import *  # noqa: F401,F403

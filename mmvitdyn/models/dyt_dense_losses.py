@@ -21,30 +21,13 @@ def recorded_outputs(module: nn.Module) -> Iterator[List]:
 
 
 class DyTDenseLossMixin(DyTObjectiveMixin):
-    """Adds DyT's terms to the loss dict of an OpenMMLab detector or segmentor.
-
-    Put it before the model class (``class DyTMaskRCNN(DyTDenseLossMixin,
-    MaskRCNN)``); the model's ``backbone`` must be a DyT backbone. The task
-    losses stay as the model computes them; added are:
-
-    - ``loss_rate``: ``rate_loss_weight * (mean activation - target_rate)^2``
-      of the dynamic pass (paper: task losses + 2 * L_rate for dense tasks);
-    - the activation rates, overall ``act_rate`` and per block part
-      ``act_rate/<block>.<part>``: logged, not summed (no ``loss`` in the key);
-    - optional, when ``complete_loss``: the task losses of a complete pass
-      (every token through every block part), each key suffixed ``_complete``;
-    - optional, when ``distill_loss``: ``loss_distill``, the mean squared
-      error between the dynamic pass's backbone maps and those of the
-      complete pass (detached).
-
-    Without token dispatch (AdaptFormer, full fine-tuning) nothing is added.
+    """Adds DyT's rate loss, rates and optional complete-pass and distillation terms
+    to a DyT-backbone detector's or segmentor's losses (docs/design_notes.md).
 
     Args:
-        rate_loss_weight (float): Weight of the rate loss; 0 turns it off.
-            Defaults to 2.
+        rate_loss_weight (float): Weight of the rate loss; 0: none. Defaults to 2.
         complete_loss (bool): Add the complete pass's task losses. Defaults to False.
-        distill_loss (bool): Add feature distillation from the complete pass.
-            Defaults to False.
+        distill_loss (bool): Add feature distillation. Defaults to False.
         **kwargs: Arguments of the model class.
     """
 

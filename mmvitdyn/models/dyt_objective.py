@@ -12,28 +12,16 @@ TOKEN_MINIMAL_PER = ('image_layer', 'layer', 'token')
 
 
 class DyTObjectiveMixin:
-    """Settings of DyT's extra loss terms and the rate terms themselves.
-
-    Put it before the OpenMMLab model class; the model's ``backbone`` must be a
-    :class:`~mmvitdyn.models.backbones.DynamicBackbone`. The minimum-activation
-    hinge is ``rate_loss_weight * token_minimal_weight * sum(max(0,
-    token_minimal - rate))``, logged as ``loss_rate_min``; the rates are means of
-    the straight-through masks over patch tokens (docs/recipes.md).
+    """Settings of DyT's extra loss terms and the rate terms (docs/design_notes.md).
 
     Args:
-        rate_loss_weight (float): Weight of the activation-rate loss; 0 turns
-            it off. Defaults to 2.
-        complete_loss (bool): Add the task loss of a complete pass (every
-            token through every block part).
+        rate_loss_weight (float): Rate-loss weight; 0 turns it off. Defaults to 2.
+        complete_loss (bool): Add the task loss of a complete pass.
         distill_loss (bool): Add distillation from the complete pass.
-        token_minimal (float): Minimum activation rate in [0, 1] of the hinge.
-            Defaults to 0.
-        token_minimal_weight (float): Weight of the hinge (>= 0); 0 turns it
-            off. Defaults to 0.
-        token_minimal_per (str): The rates the hinge compares with
-            ``token_minimal``: one per image and dispatched layer (block part)
-            ('image_layer'), one per layer over the batch ('layer') or every
-            token's mask ('token'). Defaults to 'image_layer'.
+        token_minimal (float): Minimum activation rate in [0, 1]. Defaults to 0.
+        token_minimal_weight (float): Hinge weight (>= 0). Defaults to 0.
+        token_minimal_per (str): Rates the hinge compares: 'image_layer' (per
+            image and block part), 'layer' or 'token'. Defaults to 'image_layer'.
         **kwargs: Arguments of the model class.
     """
 

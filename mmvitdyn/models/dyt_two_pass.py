@@ -13,15 +13,11 @@ from .dyt_objective import DyTObjectiveMixin
 
 
 def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
-    """Back-propagate one part of an iteration's loss at once, freeing its graph.
-
-    It goes through the wrapper's ``scale_loss`` and ``backward``, so its gradients
-    accumulate with those of the ``update_params`` call that ends the iteration as
-    if both were one loss; the iteration still counts once.
+    """Back-propagate one part of an iteration's loss now, freeing its graph; the
+    iteration still counts once.
 
     Raises:
-        TypeError: ``optim_wrapper`` is not an mmengine ``OptimWrapper``
-            (e.g. ``DeepSpeedOptimWrapper``: no ``scale_loss``, no count).
+        TypeError: ``optim_wrapper`` is not an mmengine ``OptimWrapper``.
     """
     if not isinstance(optim_wrapper, OptimWrapper):
         raise TypeError(f'optim_wrapper is a {type(optim_wrapper).__name__}: the two-pass step '
@@ -34,10 +30,8 @@ def backward_now(optim_wrapper: OptimWrapper, loss: torch.Tensor) -> None:
 
 
 def symmetric_kl(logits: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
-    """``(KL(sg(q) || p) + KL(sg(p) || q)) / 2`` of the softmaxes p, q of two
-    logit tensors (B, num_classes), each KL summed over classes and averaged
-    over the batch, in float32; ``sg`` stops the gradient, so each term
-    trains the tensor whose log-softmax it takes."""
+    """``(KL(sg(q) || p) + KL(sg(p) || q)) / 2`` of two logit tensors (B,
+    num_classes), summed over classes, averaged over the batch, in float32."""
     log_p = F.log_softmax(logits.float(), dim=-1)
     log_q = F.log_softmax(other.float(), dim=-1)
     return 0.5 * (
@@ -46,23 +40,9 @@ def symmetric_kl(logits: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 
 
 class DyTTwoPassMixin(DyTObjectiveMixin):
-    """Dynamic Tuning's training objective for a model whose output is one
-    logit tensor (B, num_classes) per batch.
-
-    Each training step runs the backbone twice with shared weights: the
-    *complete* pass (every token through every block part) gives logits z',
-    the *dynamic* pass (dispatch masks applied) gives z, and::
-
-        L = CE(z, y) + CE(z', y) + KL(softmax(z') || softmax(z))
-            + rate_loss_weight * (mean activation - target_rate)^2
-            + consistency_loss_weight * symmetric_kl(z, z2)
-
-    (z' detached in the KL term; z2 the logits of a second dynamic pass, in the
-    consistency term only, logged as ``loss_consistency``). The complete pass is
-    back-propagated before the dynamic pass runs (docs/recipes.md).
-
-    Put it before the OpenMMLab model class; the subclass gives
-    :meth:`logits` and :meth:`task_loss`.
+    """DyT's two-pass training objective for a model with one logit tensor (B,
+    num_classes) per batch (docs/design_notes.md). Put it before the OpenMMLab
+    model class; the subclass gives :meth:`logits` and :meth:`task_loss`.
 
     Args:
         complete_loss (bool): Add CE of the complete pass. Defaults to True.
@@ -70,8 +50,7 @@ class DyTTwoPassMixin(DyTObjectiveMixin):
         rate_loss_weight (float): Weight of the activation-rate loss; 0 turns
             it off. Defaults to 2.
         consistency_loss_weight (float): Weight (>= 0) of the symmetric KL
-            between two dynamic passes; 0 turns it off (one dynamic pass).
-            Defaults to 0.
+            between two dynamic passes; 0 turns it off. Defaults to 0.
         **kwargs: Arguments of :class:`DyTObjectiveMixin` and of the model class.
     """
 
@@ -125,8 +104,7 @@ class DyTTwoPassMixin(DyTObjectiveMixin):
                 data_samples: Optional[List] = None,
                 mode: str = 'tensor',
                 teacher: Optional[torch.Tensor] = None):
-        """The model's modes, plus the two passes of :meth:`two_pass_step`:
-        'complete' (logits (B, num_classes) of :meth:`complete_logits`) and
+        """The model's modes, plus 'complete' (logits (B, num_classes)) and
         'dynamic_loss' (the dict of :meth:`dynamic_losses`, given ``teacher``)."""
         if mode == 'complete':
             return self.complete_logits(inputs)
@@ -153,21 +131,9 @@ class DyTTwoPassMixin(DyTObjectiveMixin):
 
     def two_pass_step(self, data, optim_wrapper: OptimWrapper,
                       caller: nn.Module) -> Dict[str, torch.Tensor]:
-        """The training step, with both passes' forwards called through ``caller``.
-
-        Without ``complete_loss`` the complete pass only gives the distillation
-        teacher and builds no graph.
-
-        Args:
-            data (dict): A batch of the data loader.
-            optim_wrapper (OptimWrapper): Its gradient-accumulation counters
-                count the step once.
-            caller (nn.Module): This model, or a DistributedDataParallel wrapper of
-                it (then the complete pass runs under ``caller.no_sync()``).
-
-        Returns:
-            dict: Losses and activation rates to log.
-        """
+        """The training step: ``data`` a batch, ``optim_wrapper`` counts it once,
+        ``caller`` this model or its DDP wrapper (the complete pass then under
+        ``no_sync()``) runs both forwards. Returns the dict of losses and rates."""
         first_pass = getattr(caller, 'no_sync', contextlib.nullcontext)
         logged = {}
         with optim_wrapper.optim_context(caller):

@@ -10,13 +10,8 @@ from ..utils import save_figure_atomically
 
 
 def rates_summary(names: List[str], rates: torch.Tensor, images: Sequence[str]) -> dict:
-    """Overall, per-part and per-image activation rates.
-
-    Args:
-        names (list[str]): Part names ``'{block}.{part}'`` (P,).
-        rates (Tensor): Active fraction of patch tokens (P, B).
-        images (Sequence[str]): A name per image (B,).
-    """
+    """Overall, per-part and per-image rates of ``rates`` (P, B), the active
+    fraction of patch tokens, for part ``names`` (P,) and ``images`` (B,)."""
     return dict(
         activation_rate=float(rates.mean()),
         part_rates=dict(zip(names,
@@ -31,13 +26,8 @@ def rates_summary(names: List[str], rates: torch.Tensor, images: Sequence[str]) 
 
 
 def plot_rates(names: List[str], rates: torch.Tensor, out_file: str) -> None:
-    """Save a PNG: bars of the mean rate per block (a colour per part), a dot per image.
-
-    Args:
-        names (list[str]): Part names ``'{block}.{part}'`` (P,).
-        rates (Tensor): Active fraction of patch tokens (P, B).
-        out_file (str): The PNG to write.
-    """
+    """Save ``out_file``, a PNG: bars of the mean rate per block (a colour per
+    part), a dot per image; ``names`` (P,), ``rates`` (P, B)."""
     parts = sorted({name.split('.')[1] for name in names})
     blocks = sorted({int(name.split('.')[0]) for name in names})
     width = 0.8 / len(parts)
@@ -65,11 +55,9 @@ class SkipView(NamedTuple):
 
     Args:
         image (ndarray): The input as a picture (H, W, 3), RGB, uint8.
-        masks (list[dict[str, Tensor]]): Per DyT block, part -> (N,) patch
-            mask of this input.
-        grid (tuple[int, int]): Patch grid of the input (rows, cols),
-            N = rows * cols; the data preprocessor may have padded the input
-            beyond the image (right and bottom), which the panels crop.
+        masks (list[dict[str, Tensor]]): Per DyT block, part -> (N,) patch mask.
+        grid (tuple[int, int]): Patch grid (rows, cols), N = rows * cols; the
+            panels crop padding beyond the image.
         label (str): Names the view in its row, e.g. a crop. Defaults to ''.
     """
     image: np.ndarray
@@ -79,19 +67,10 @@ class SkipView(NamedTuple):
 
 
 def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: str) -> Figure:
-    """Save a PNG: a row per (view, dispatched part), the input then a panel per
-    block with the patches that skip the part shaded red.
-
-    Args:
-        views (list[SkipView]): The inputs of one image: one, or one per
-            crop under sliding-window inference.
-        patch_size (int): Pixels per patch side.
-        title (str): Figure title (e.g. the image's name).
-        out_file (str): The PNG to write.
-
-    Returns:
-        Figure: The figure written.
-    """
+    """Save ``out_file``, a PNG with ``title``: a row per (view, part), the input
+    then a panel per block, skipping patches (``patch_size`` pixels) shaded red.
+    ``views`` (list[SkipView]): one, or one per sliding-window crop. Returns the
+    figure."""
     rows = [(view, part) for view in views
             for part in sorted({part
                                 for block in view.masks

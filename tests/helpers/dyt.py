@@ -36,10 +36,16 @@ def rel_pos_names(num_layers: int, prefix: str = '') -> set:
 
 
 def assert_dyt_settings(backbone, dispatch, adapter, frozen: bool) -> None:
-    """A DyT backbone config dispatches ``dispatch``, freezes the ViT or not, and has
-    no adapter (``adapter`` None) or one with the ``adapter`` entries."""
-    assert backbone.dispatch == dispatch and backbone.freeze_pretrained == frozen
+    """A backbone config dispatches ``dispatch`` (DyT), or is the baseline class
+    without DyT's settings (None: AdaptFormer's ``AdapterViT*``, a full
+    fine-tuning ``ViT*``), freezes the ViT or not, and has no adapter (``adapter``
+    None) or one with the ``adapter`` entries."""
+    assert backbone.get('dispatch') == dispatch
+    assert backbone.get('freeze_pretrained', False) == frozen
+    if dispatch is None:
+        assert backbone.type.startswith('AdapterViT' if adapter is not None else 'ViT')
+        assert not {'target_rate', 'dispatcher_cfg', 'keep_layers'} & set(backbone)
     if adapter is None:
-        assert backbone.adapter_cfg is None
+        assert backbone.get('adapter_cfg') is None
     else:
         assert {k: backbone.adapter_cfg[k] for k in adapter} == adapter

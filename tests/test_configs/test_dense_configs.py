@@ -83,3 +83,35 @@ def test_full_size_models_build_with_only_dyt_parts_trainable(name):
     if 'vitdet' in name:
         expected |= rel_pos_names(12)
     assert trainable == expected
+
+
+@pytest.mark.parametrize('name,model_type,backbone_type,adapted', [
+    ('mask-rcnn_vitdet-b-adaptformer_d128_8xb4-12e_coco-1024x1024.py', 'DyTMaskRCNN',
+     'AdapterViTDet', True),
+    ('mask-rcnn_vitdet-b-full-ft_8xb4-12e_coco-1024x1024.py', 'MaskRCNN', 'ViTDet', False),
+    ('upernet_vit-b-p16-adaptformer_d64_8xb2-160k_ade20k-512x512.py', 'DyTEncoderDecoder',
+     'AdapterViT', True),
+    ('upernet_vit-b-p16-full-ft_8xb2-160k_ade20k-512x512.py', 'EncoderDecoder', 'ViT', False),
+])
+def test_baselines_are_their_methods(name, model_type, backbone_type, adapted):
+    """AdaptFormer is the adapter ViT (in the DyT model, its rate term 0), full
+    fine-tuning the plain ViT in mmdet's / mmseg's own model (no rate loss or rate
+    hook); AdaptFormer trains its adapters (and ViTDet's relative-position
+    tables), full fine-tuning every backbone parameter."""
+    cfg = copy.deepcopy(dyt_config(name))
+    assert (cfg.model.type, cfg.model.backbone.type) == (model_type, backbone_type)
+    if not adapted:
+        assert 'rate_loss_weight' not in cfg.model
+        assert 'DispatchRateHook' not in [h['type'] for h in cfg.get('custom_hooks', [])]
+    cfg.model.backbone.init_cfg = None
+    init_default_scope(cfg.default_scope)
+    backbone = MODELS.build(cfg.model).backbone
+    assert type(backbone).__name__ == backbone_type
+    trainable = {n for n, p in backbone.named_parameters() if p.requires_grad}
+    if adapted:
+        expected = dyt_param_names(12, dispatched=())
+        if 'vitdet' in name:
+            expected |= rel_pos_names(12)
+    else:
+        expected = {n for n, _ in backbone.named_parameters()}
+    assert trainable == expected

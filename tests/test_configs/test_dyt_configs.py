@@ -48,8 +48,8 @@ VARIANTS = {
     vtab('vit-b-p16-dyt-attn-mlp'): ('attn_mlp', 0.7, dict(bottleneck=16), True),
     vtab('vit-b-p16-dyt-layer'): ('layer', 0.7, dict(bottleneck=16), True),
     vtab('vit-b-p16-dyt-moe4'): ('mlp', 0.5, dict(num_experts=4), True),
-    vtab('vit-b-p16-adaptformer'): (None, 0.5, dict(bottleneck=16), True),
-    vtab('vit-b-p16-full-ft', width=None): (None, 0.5, None, False),
+    vtab('vit-b-p16-adaptformer'): (None, None, dict(bottleneck=16), True),
+    vtab('vit-b-p16-full-ft', width=None): (None, None, None, False),
     'vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py': ('mlp', 0.5, FULL_DATA, True),
     'vit-b-p16-dyt_d64_8xb128-100e_in1k-224px.py': ('mlp', 0.5, FULL_DATA, True),
 }
@@ -115,7 +115,7 @@ def test_full_data_recipe():
 def test_variant_settings(name):
     dispatch, rate, adapter, freeze = VARIANTS[name]
     backbone = dyt_config(name).model.backbone
-    assert backbone.target_rate == rate
+    assert backbone.get('target_rate') == rate
     assert_dyt_settings(backbone, dispatch, adapter, freeze)
 
 
@@ -144,7 +144,8 @@ def test_model_builds_loads_and_trains(name, tiny_checkpoint):
     model.init_weights()
     trainable = {n for n, p in model.backbone.named_parameters() if p.requires_grad}
     assert model.head.fc.weight.requires_grad
-    if cfg.model.backbone.freeze_pretrained:  # blocks.{i}.adapter.*, blocks.{i}.dispatchers.*
+    if cfg.model.backbone.get(
+            'freeze_pretrained'):  # blocks.{i}.adapter.*, blocks.{i}.dispatchers.*
         dyt = {
             n
             for n, _ in model.backbone.named_parameters()

@@ -176,13 +176,17 @@ def label_smoothing(cfg) -> str:
 
 
 def losses(cfg) -> str:
+    """The loss terms; the library's own model (full fine-tuning) has no DyT terms."""
     model = cfg.model
     if model.type == 'DyTImageClassifier':
         terms = ['CE'] + ['CE(complete)'] * model.complete_loss + ['KL'] * model.distill_loss
+    elif model.type == 'ImageClassifier':
+        terms = ['CE']
     else:
         aux = model.auxiliary_head.loss_decode.loss_weight if 'auxiliary_head' in model else None
         terms = ['task losses'] if aux is None else ['decode CE', f'{number(aux)} x aux CE']
-    return ' + '.join(terms + [f'{number(model.rate_loss_weight)} x rate'])
+    rate = [f'{number(model.rate_loss_weight)} x rate'] if 'rate_loss_weight' in model else []
+    return ' + '.join(terms + rate)
 
 
 def evaluation(cfg) -> str:
@@ -251,13 +255,13 @@ SETTINGS = {
 
 def method(cfg) -> str:
     backbone = cfg.model.backbone
-    adapter = backbone.adapter_cfg
-    if adapter is None:
-        assert backbone.dispatch is None and not backbone.freeze_pretrained
+    adapter = backbone.get('adapter_cfg')
+    if adapter is None:  # a ViT, or options that turn a DyTViT's parts off
+        assert backbone.get('dispatch') is None and not backbone.get('freeze_pretrained')
         return 'full fine-tuning'
     assert backbone.freeze_pretrained
     sizes = f"d {adapter.bottleneck}, s {number(adapter.scale)}"
-    if backbone.dispatch is None:
+    if backbone.get('dispatch') is None:  # an AdapterViT*, or a DyTViT with dispatch=None
         return f'AdaptFormer ({sizes})'
     if adapter.num_experts == 1:
         name = 'DyT'

@@ -49,7 +49,7 @@ def test_config_settings_and_losses(name):
         assert backbone.token_reduction == dict(type='ToMe', r=16, prop_attn=MAE_PROP_ATTN)
         assert backbone.init_cfg.checkpoint == MAE_PRETRAINED
     else:
-        assert (backbone.dispatch, backbone.out_type) == (DECREASING[name], 'cls_token')
+        assert (backbone.get('dispatch'), backbone.out_type) == (DECREASING[name], 'cls_token')
         assert backbone.token_reduction == dict(type='ToMe', r=(8, -1))
     model = tiny_model(name).train()
     losses = model.loss(images(2), [DataSample().set_gt_label(i) for i in range(2)])

@@ -14,7 +14,7 @@ from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import run_tool
 from mmvitdyn.apis import init_model
 from mmvitdyn.deployment import OnnxRuntimeModel, export_onnx, export_part
-from mmvitdyn.engine.runner_setup import load_config
+from mmvitdyn.engine import load_config
 from mmvitdyn.models import DyTViT
 
 # The digits DyT classifier shrunk to 2 blocks of 32 dims on 32 x 32 images in 8 x 8

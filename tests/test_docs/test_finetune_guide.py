@@ -19,7 +19,8 @@ from helpers.guides import (CLS_CONFIG, DIGIT_CLASSES, EXAMPLES, FINETUNE_GUIDE,
                             run_command)
 from helpers.tools import REPO, load_tool, logged_metrics
 from mmvitdyn.datasets import check_data_roots
-from mmvitdyn.engine.runner_setup import SetupError, check_class_counts
+from mmvitdyn.engine import SetupError
+from mmvitdyn.engine.class_counts import check_class_counts
 
 VTAB_TEMPLATE = REPO / 'configs/dyt/vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py'
 

@@ -15,8 +15,9 @@ from mmengine.logging import MessageHub
 
 from helpers.best_checkpoint_run import CRASH_POINTS
 from helpers.tools import REPO
+from mmvitdyn.checkpoint import load_checkpoint_file
 from mmvitdyn.engine import AtomicCheckpointHook
-from mmvitdyn.utils import WorkDirLock, WorkDirLockedError, load_checkpoint_file
+from mmvitdyn.utils import WorkDirLock, WorkDirLockedError
 from mmvitdyn.utils.work_dir_lock import LOCK_NAME
 
 SCRIPT = REPO / 'tests/helpers/best_checkpoint_run.py'

@@ -12,7 +12,8 @@ from helpers.configs import (DYT_ADE_CFG, DYT_COCO_CFG, DYT_CONFIG_DIR, DYT_DIGI
                              RANDOM_FROZEN, VIT_DIGITS_CFG)
 from helpers.guides import write_classification_set
 from helpers.tools import load_tool
-from mmvitdyn.engine.runner_setup import SetupError, check_class_counts
+from mmvitdyn.engine import SetupError
+from mmvitdyn.engine.class_counts import check_class_counts
 
 DTD_CFG = DYT_CONFIG_DIR / 'vit-b-p16-dyt_d16_1xb64-100e_vtab1k-dtd-224px.py'
 

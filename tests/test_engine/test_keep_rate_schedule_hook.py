@@ -13,7 +13,7 @@ from mmengine.runner import Runner
 from helpers.configs import dyt_config
 from helpers.models import images, shrink_to_tiny, tiny
 from mmvitdyn.engine.hooks import EViTKeepRateHook
-from mmvitdyn.models import DyTViT
+from mmvitdyn.models import AdapterViT
 
 WARMUP_CONFIG = 'vit-b-p16-adaptformer-evit-warmup_d64_8xb128-100e_cifar100-224px.py'
 # adjust_keep_rate(it, it // 3, warmup_epochs=1, total_epochs=3, ITERS_PER_EPOCH=3,
@@ -43,7 +43,7 @@ def test_rates_follow_the_public_schedule(start, shrink, iters_per_epoch, target
     """Warm-ups starting late or at once, no shrinking epochs (the target at once)."""
     hook = EViTKeepRateHook(start_epoch=start, shrink_epochs=shrink)
     total = iters_per_epoch * (start + shrink + 2)
-    rates = [hook.keep_rate(it, iters_per_epoch, target) for it in range(total)]
+    rates = [hook.scheduled_rate(it, iters_per_epoch, target) for it in range(total)]
     assert rates == pytest.approx(
         [public_rule(it, iters_per_epoch, start, shrink, target) for it in range(total)], abs=1e-12)
 
@@ -55,15 +55,13 @@ class EViTClassifier(BaseModel):
     def __init__(self):
         super().__init__()
         self.backbone = tiny(
-            DyTViT,
-            dispatch=None,
-            token_reduction=dict(type='EViT', keep_rate=0.5, locations=(1, )))
+            AdapterViT, token_reduction=dict(type='EViT', keep_rate=0.5, locations=(1, )))
         self.seen = []
 
     def forward(self, inputs, data_samples=None, mode='loss'):
         feats, = self.backbone(inputs)
-        self.seen.append(
-            (self.backbone.token_reduction.keep_rate, self.backbone.last_reduction.token_counts[1]))
+        self.seen.append((self.backbone.token_reduction.current_rate,
+                          self.backbone.last_reduction.token_counts[1]))
         return dict(loss=feats.pow(2).mean())
 
 
@@ -91,6 +89,7 @@ def test_training_loop_sets_the_rate_the_model_uses(tmp_path):
     assert [n for _, n in model.seen] == [1 + k + (k < 16) for k in kept]
     assert [n for _, n in model.seen] == [17, 17, 17, 17, 17, 16, 14, 12, 11, 10, 10, 10]
     assert runner.message_hub.get_scalar('train/keep_rate').current() == 0.5
+    assert model.backbone.token_reduction.keep_rate == 0.5  # the target is never overwritten
 
 
 def test_settings_and_models_without_evit_are_refused():
@@ -127,9 +126,10 @@ def test_warmup_config_builds_its_backbone_and_schedule():
     for epoch, rate in [(2, 1.0), (3, 1.0), (36, 0.7), (99, 0.7)]:
         runner.iter = 10 * epoch
         hook.before_train_iter(runner, 0)
-        assert backbone.token_reduction.keep_rate == pytest.approx(rate)
+        assert backbone.token_reduction.current_rate == pytest.approx(rate)
     runner.iter = 10 * 3 + 165  # half way through the 330 shrinking iterations
     hook.before_train_iter(runner, 5)
-    assert backbone.token_reduction.keep_rate == pytest.approx(0.85)
+    assert backbone.token_reduction.current_rate == pytest.approx(0.85)
+    assert backbone.token_reduction.keep_rate == 0.7
     backbone(images(1))
     assert backbone.last_reduction.token_counts == [17, 1 + 14 + 1, 16]  # ceil(.85 * 16)

@@ -10,9 +10,9 @@ from mmengine.config import Config
 
 from helpers.configs import VIT_DIGITS_CFG
 from helpers.tools import run_tool, start_tool
+from mmvitdyn.checkpoint import load_checkpoint_file
 from mmvitdyn.engine import AtomicCheckpointHook
 from mmvitdyn.engine.runner_setup import make_resumable
-from mmvitdyn.utils import load_checkpoint_file
 
 # 6 iterations of 16 images per epoch, each loss logged, a checkpoint and a
 # validation (which draws random numbers) after each epoch.

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-import mmvitdyn.analysis.sweep as sweep_module
+import mmvitdyn.sweeps as sweeps
 from helpers.learngene_configs import read_config
 from helpers.tools import REPO, load_tool
-from mmvitdyn.analysis.sweep import CellState
 from mmvitdyn.learngene.artefacts.block import block_sources, learngene_blocks
 from mmvitdyn.models import ViT
+from mmvitdyn.sweeps import CellState
 
 SWEEP = 'configs/sweeps/cluster-learngene_table2_downstream.py'
 # README.md:76, the downstream command: train.py --model deit_small --des_model
@@ -56,7 +56,7 @@ def dry_run_cells(capsys, monkeypatch) -> dict:
     """(row, data set) -> config path of each command ``tools/sweep.py SWEEP
     --dry-run`` prints (every cell pending)."""
     monkeypatch.chdir(REPO)
-    monkeypatch.setattr(sweep_module, 'cell_state', lambda work_dir: CellState('pending', ''))
+    monkeypatch.setattr(sweeps, 'cell_state', lambda work_dir: CellState('pending', ''))
     capsys.readouterr()
     load_tool('sweep.py').main([SWEEP, '--dry-run'])
     cells = {}

@@ -16,8 +16,9 @@ from helpers.checkpoints import CreatesFile
 from helpers.configs import VIT_DIGITS_CFG
 from helpers.models import tiny
 from helpers.tools import load_tool, run_tool
-from mmvitdyn.utils import TRUST_ENV, UnsafeCheckpointError
-from mmvitdyn.utils.checkpoint_schemes import hub_checkpoint_path
+from mmvitdyn.checkpoint import UnsafeCheckpointError
+from mmvitdyn.checkpoint.schemes import hub_checkpoint_path
+from mmvitdyn.settings import TRUST_ENV
 
 URL = 'https://download.invalid/models/crafted.pth'
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from mmengine.config import Config, DictAction
 
-import mmvitdyn.analysis.sweep as sweep_module
+import mmvitdyn.sweeps as sweeps
 from helpers.guides import command
 from helpers.tools import REPO, load_tool, start_tool
-from mmvitdyn.analysis.sweep import CellState
+from mmvitdyn.sweeps import CellState
 
 SWEEPS = REPO / 'configs/sweeps'
 GUIDE = REPO / 'docs/sweeps.md'
@@ -97,7 +97,7 @@ def test_every_sweep_file_dry_runs_to_configs_whose_options_apply(capsys, monkey
     monkeypatch.chdir(REPO)
     # Every cell pending: cells this checkout has already run would be
     # skipped, and print no command.
-    monkeypatch.setattr(sweep_module, 'cell_state', lambda work_dir: CellState('pending', ''))
+    monkeypatch.setattr(sweeps, 'cell_state', lambda work_dir: CellState('pending', ''))
     assert sorted(p.name for p in SWEEPS.glob('*.py')) == sorted(CELLS)
     loaded = {}
     for name, count in CELLS.items():
@@ -299,7 +299,7 @@ def test_the_slurm_launcher_submits_the_lines_its_dry_run_prints(tmp_path, capsy
       "table.groups.A=['x']: not values of table.columns='config': "
       "['vit-mini-p4_1xb32-20e_digits-32px']")])
 def test_a_wrong_sweep_file_is_refused_naming_the_field(tmp_path, text, message):
-    from mmvitdyn.analysis.sweep import SweepError, load_sweep
+    from mmvitdyn.sweeps import SweepError, load_sweep
     path = tmp_path / 'bad.py'
     path.write_text(text)
     with pytest.raises(SweepError) as err:
@@ -308,7 +308,7 @@ def test_a_wrong_sweep_file_is_refused_naming_the_field(tmp_path, text, message)
 
 
 def test_a_held_work_dir_is_running(tmp_path):
-    from mmvitdyn.analysis.sweep import cell_state
+    from mmvitdyn.sweeps import cell_state
     from mmvitdyn.utils import WorkDirLock
     with WorkDirLock(str(tmp_path)):
         state = cell_state(str(tmp_path))
@@ -319,7 +319,7 @@ def test_a_held_work_dir_is_running(tmp_path):
 STOPPED_SWEEP = """
 import signal
 import sys
-from mmvitdyn.analysis.sweep import Cell, Launcher, run_cells
+from mmvitdyn.sweeps import Cell, Launcher, run_cells
 signal.signal(signal.SIGINT, signal.default_int_handler)  # also where the shell ignored it
 cells = [Cell(f'c{i}', 'unused.py', {}, (), {}, f'{sys.argv[1]}/c{i}') for i in range(3)]
 def report(event, cell, text):
@@ -337,7 +337,7 @@ def test_a_stopped_run_stops_its_cells_and_records_them(tmp_path):
     (their process groups), records their exit code and starts no more. The
     sweep runs in a child process that gets a real SIGINT once two cells
     started, whichever thread runs this test and however loaded the machine."""
-    from mmvitdyn.analysis.sweep import exit_record
+    from mmvitdyn.sweeps.cell_states import exit_record
     proc = subprocess.Popen(
         [sys.executable, '-c', STOPPED_SWEEP, str(tmp_path)],
         cwd=REPO,
@@ -448,8 +448,7 @@ def test_metrics_with_a_sweep_file_are_refused(capsys):
 def test_a_table_cell_of_several_runs_shows_their_mean_and_groups_average_them():
     """Rows without the seed axis: each table cell holds three runs; group
     means and the mean of groups are computed here from the logged values."""
-    from mmvitdyn.analysis.sweep import Cell, Launcher, Sweep, Table
-    from mmvitdyn.analysis.sweep_results import build_blocks
+    from mmvitdyn.sweeps import Cell, Launcher, Sweep, Table, build_blocks
     logged = {  # (method, task) -> top-1 of seeds 0, 1, 2
         ('dyt', 'cifar'): (70, 74, 72.5),
         ('dyt', 'dtd'): (60, 61, 65),
@@ -535,7 +534,7 @@ def test_a_cell_held_by_another_process_gets_no_command_and_keeps_its_records(
 
 INTERRUPTED_AT_LAUNCH = """
 import sys, threading, time
-from mmvitdyn.analysis.sweep import Cell, Launcher, run_cells
+from mmvitdyn.sweeps import Cell, Launcher, run_cells
 cells = [Cell(f'c{i}', 'unused.py', {}, (), {}, f'{sys.argv[1]}/c{i}') for i in range(3)]
 started = []
 real_start = threading.Thread.start
@@ -557,7 +556,7 @@ except KeyboardInterrupt:
 
 def test_an_interrupt_right_after_the_first_launch_stops_and_records_it(tmp_path):
     """The interrupt arrives while the workers are still being started."""
-    from mmvitdyn.analysis.sweep import exit_record
+    from mmvitdyn.sweeps.cell_states import exit_record
     proc = subprocess.run([sys.executable, '-c', INTERRUPTED_AT_LAUNCH,
                            str(tmp_path)],
                           cwd=REPO,
@@ -575,7 +574,7 @@ def test_a_cell_killed_while_saving_leaves_no_temporary_file(tmp_path):
     save's temporary file, named by host and its own pid, then SIGKILLs itself)
     leaves no ``.epoch_2.pth.tmp-*``; the temporary file of a process still running
     (this one) and the cell's other files stay."""
-    from mmvitdyn.analysis.sweep import Cell, Launcher, run_cells
+    from mmvitdyn.sweeps import Cell, Launcher, run_cells
     host = socket.gethostname()
     work_dir = tmp_path / 'c0'
     work_dir.mkdir()

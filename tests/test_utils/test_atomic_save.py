@@ -10,8 +10,8 @@ import pytest
 import torch
 from mmengine.fileio import get_file_backend
 
-from mmvitdyn.utils import (ATOMIC_BACKEND, load_checkpoint_file, remove_orphaned_temporaries,
-                            save_atomically)
+from mmvitdyn.checkpoint import load_checkpoint_file
+from mmvitdyn.utils import ATOMIC_BACKEND, remove_orphaned_temporaries, save_atomically
 
 
 @contextmanager

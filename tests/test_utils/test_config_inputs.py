@@ -10,7 +10,7 @@ from mmengine.config import Config
 from helpers.configs import VIT_DIGITS_CFG
 from helpers.models import tiny
 from helpers.tools import REPO, load_tool
-from mmvitdyn.engine.runner_setup import config_files, config_inputs
+from mmvitdyn.engine import config_files, config_inputs
 from mmvitdyn.utils import OutputIsInputError, refuse_overwriting_inputs
 
 BASES = ('models/vit-mini-p4_32px.py', 'datasets/digits_bs32_32px.py',

@@ -15,7 +15,7 @@ import torch
 from helpers.configs import VIT_DIGITS_CFG
 from helpers.models import tiny
 from helpers.tools import REPO, load_tool
-from mmvitdyn.analysis.sweep import cell_state
+from mmvitdyn.sweeps import cell_state
 
 MINI_SWEEP = REPO / 'configs/sweeps/dyt_digits-tasks-mini.py'
 
@@ -200,7 +200,7 @@ def test_collect_results_refuses_a_file_of_its_work_dirs_as_output(tmp_path, cap
 
 
 def test_collect_results_refuses_a_cells_record_as_output(tmp_path, capsys):
-    from mmvitdyn.analysis.sweep import load_sweep
+    from mmvitdyn.sweeps import load_sweep
     sweep = tmp_path / 'sweep.py'
     sweep.write_text(MINI_SWEEP.read_text() + f'work_dir = {str(tmp_path / "cells")!r}\n')
     cell = load_sweep(str(sweep), str(REPO)).cells[0]
@@ -265,7 +265,7 @@ def test_collect_results_warns_of_a_last_line_cut_and_uses_the_records_before(tm
 
 
 def test_collect_results_of_a_sweep_warns_of_a_done_cells_cut_line(tmp_path, capsys):
-    from mmvitdyn.analysis.sweep import load_sweep
+    from mmvitdyn.sweeps import load_sweep
     sweep = tmp_path / 'sweep.py'
     sweep.write_text(MINI_SWEEP.read_text() + f'work_dir = {str(tmp_path / "cells")!r}\n')
     cell = load_sweep(str(sweep), str(REPO)).cells[0]
@@ -307,8 +307,7 @@ def npy(array: np.ndarray) -> bytes:
     ('object array', 'has dtype object; only numeric arrays'),
 ])
 def test_npz_arrays_are_checked_naming_file_and_array(tmp_path, case, named):
-    from mmvitdyn.models.utils import load_state_dict_file
-    from mmvitdyn.utils import UnsafeCheckpointError
+    from mmvitdyn.checkpoint import UnsafeCheckpointError, load_state_dict_file
     records = {
         '80 GB declared':
         npy(np.zeros((10, 2), 'f4')).replace(b'(10, 2), }' + b' ' * 9, b'(10000000000, 2), }'),

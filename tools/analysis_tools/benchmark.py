@@ -13,7 +13,7 @@ AdaptFormer); each DyT setting is the same weights with token dispatchers
 whose gate biases are calibrated on the benchmark batch to the wanted
 activation rate (the weights are random: speed does not depend on them).
 Settings are timed in eval mode under ``torch.inference_mode()`` (and
-``torch.autocast`` with ``--amp``) by :func:`mmvitdyn.analysis.timing.time_interleaved`:
+``torch.autocast`` with ``--amp``) by :func:`mmvitdyn.benchmark.time_interleaved`:
 interleaved rounds, synchronised on a GPU. Reported per batch size: the median
 images/s over the rounds with its quartiles, the speed-up over dense (the
 ratio of the two median images/s shown), the FLOP ratio (dense / DyT FLOPs per
@@ -66,14 +66,14 @@ from torch import nn
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
-from mmvitdyn.analysis.timing import (add_timing_options, comparison_rows, format_table, iqr,
-                                      parse_timing_options, ratio_of_medians, run_conditions,
-                                      time_interleaved, write_report)
+from mmvitdyn.benchmark import (comparison_rows, format_table, iqr, ratio_of_medians,
+                                run_conditions, time_interleaved, write_report)
+from mmvitdyn.checkpoint import trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_timing_options, add_trust_option, parse_timing_options
 from mmvitdyn.deployment import OnnxRuntimeModel, compile_model, export_onnx
-from mmvitdyn.engine.runner_setup import load_config
+from mmvitdyn.engine import load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.models.layers import DISPATCH_PARTS
-from mmvitdyn.utils import TRUST_FLAG, TRUST_OPTION, trusted_checkpoints, trusted_names
 
 # --batch-sizes of each mode when none are given.
 DEFAULT_BATCH_SIZES = {'inference': [16, 1], 'reduction': [16], 'trained': [64]}
@@ -127,7 +127,7 @@ def parse_args(argv=None):
         default=['eager'],
         choices=BACKENDS,
         help='time every model under each of these, side by side (default: eager)')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     args = parser.parse_args(argv)
     if len(set(args.backends)) < len(args.backends):
         parser.error(f'--backends {" ".join(args.backends)} names a backend twice')
@@ -324,7 +324,7 @@ REDUCTION_METHODS: Dict[str, Callable[[float, int], dict]] = {
     lambda rate, r: dict(
         ADAPTFORMER, token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9))),
     'AdaptFormer + DynamicViT':
-    lambda rate, r: dict(type='DynamicViT', keep_rate=0.7, prune_loc=(3, 6, 9)),
+    lambda rate, r: dict(type='DynamicViT', base_rate=0.7, prune_loc=(3, 6, 9)),
 }
 
 

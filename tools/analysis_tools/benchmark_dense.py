@@ -22,7 +22,7 @@ adapters included), so the difference is exactly the skipped MLP work.
 
 Dense and DyT are timed side by side in evaluation mode (DyT: the packed
 path) under ``torch.inference_mode()`` (and ``torch.autocast`` with
-``--amp``) by :func:`mmvitdyn.analysis.timing.time_interleaved`: medians
+``--amp``) by :func:`mmvitdyn.benchmark.time_interleaved`: medians
 over ``--runs`` interleaved rounds, synchronised on a GPU; the speed-up is
 the ratio of the median images/s shown. FLOPs per image (one multiply-add = one
 FLOP, attention matmuls included) are counted by tracing that same forward
@@ -39,9 +39,9 @@ from mmengine.logging import MMLogger
 from torch import nn
 
 from mmvitdyn.analysis import calibrate_gates, count_flops
-from mmvitdyn.analysis.timing import (add_timing_options, comparison_rows, format_table, iqr,
-                                      parse_timing_options, run_conditions, time_interleaved,
-                                      write_report)
+from mmvitdyn.benchmark import (comparison_rows, format_table, iqr, run_conditions,
+                                time_interleaved, write_report)
+from mmvitdyn.cli import add_timing_options, parse_timing_options
 from mmvitdyn.models import DyTViT, DyTViTDet, SimpleFPN
 
 TARGET = 0.85

@@ -26,7 +26,7 @@ from typing import List, Optional
 
 import torch
 
-from mmvitdyn.analysis.timing import Column, format_table, iqr, spread, write_report
+from mmvitdyn.benchmark import Column, format_table, iqr, spread, write_report
 
 DEMO_CONFIG = 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
 POLICIES = ('ACTIVE', 'PASSIVE')

@@ -41,7 +41,7 @@ recomputes it (``recompute_mb``, :func:`largest_block_saved`); their sum is
 ``activation_mb``, an upper bound of the activations held at the peak
 (docs/benchmarks.md). Step time: the single-process modes
 built in one process and timed side by side by
-:func:`mmvitdyn.analysis.timing.time_interleaved` (a warm-up step each, then
+:func:`mmvitdyn.benchmark.time_interleaved` (a warm-up step each, then
 ``--runs`` interleaved rounds of one step each, synchronised on a GPU;
 medians, ratios to the dynamic pass as ratios of the medians;
 ``--runs 0``: memory only).
@@ -64,12 +64,13 @@ import torch.distributed as dist
 from benchmark_dense import det_models
 from mmengine.registry import MODEL_WRAPPERS
 
-from mmvitdyn.analysis.timing import (AMP_DTYPES, add_timing_options, amp_context, clock_columns,
-                                      format_table, iqr, parse_timing_options, ratio_of_medians,
-                                      run_conditions, run_fields, spread, time_interleaved,
-                                      timed_region, write_report)
+from mmvitdyn.benchmark import (AMP_DTYPES, amp_context, clock_columns, format_table, iqr,
+                                ratio_of_medians, run_conditions, run_fields, spread,
+                                time_interleaved, timed_region, write_report)
+from mmvitdyn.cli import add_timing_options, parse_timing_options
 from mmvitdyn.engine.distributed import default_model_wrapper
 from mmvitdyn.models import DyTViT
+from mmvitdyn.settings import local_rank
 
 # The suffix of a mode with activation checkpointing (the backbone's with_cp).
 CP = ' +cp'
@@ -420,7 +421,7 @@ def train_step_worker(args) -> None:
     name, device = args.train_step_worker, args.device
     if MODES[args.model][name].get('ddp', False):  # the caller set the rendezvous variables
         if device.type == 'cuda':
-            device = torch.device('cuda', int(os.environ['LOCAL_RANK']))
+            device = torch.device('cuda', local_rank())
             torch.cuda.set_device(device)
         dist.init_process_group('gloo' if device.type == 'cpu' else 'nccl', init_method='env://')
     print(json.dumps(measure_step(args, name, args.batch_sizes[0], device)))

@@ -35,12 +35,11 @@ from mmengine.utils import ProgressBar
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find_dyt_backbone,
                                flop_analyzer, part_rates, val_images)
 from mmvitdyn.apis import init_model
+from mmvitdyn.checkpoint import is_dyt_param, is_local_path, trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_trust_option
 from mmvitdyn.deployment import input_size
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
-from mmvitdyn.models.layers import is_dyt_param
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, dump_json_atomically,
-                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.engine import SetupError, config_inputs, load_config
+from mmvitdyn.utils import OutputIsInputError, dump_json_atomically, refuse_overwriting_inputs
 
 
 def parse_args(argv=None):
@@ -65,7 +64,7 @@ def parse_args(argv=None):
         nargs='+',
         action=DictAction,
         help='override config entries, e.g. model.backbone.dispatch=attn')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     return parser, parser.parse_args(argv)
 
 

@@ -26,10 +26,10 @@ from mmengine.dataset import Compose, pseudo_collate
 
 from mmvitdyn.analysis import TensorForward, find_dyt_backbone, part_rates
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, dump_json_atomically,
-                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_trust_option
+from mmvitdyn.engine import SetupError, config_inputs, load_config
+from mmvitdyn.utils import OutputIsInputError, dump_json_atomically, refuse_overwriting_inputs
 from mmvitdyn.visualization import SkipView, plot_rates, plot_skip_map, rates_summary
 
 
@@ -41,7 +41,7 @@ def parse_args(argv=None):
     parser.add_argument('--out-dir', default='work_dirs/dispatch_maps')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     return parser, parser.parse_args(argv)
 
 

@@ -33,12 +33,12 @@ import torch
 from mmengine.config import DictAction
 
 from mmvitdyn.apis import init_model
+from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_trust_option
 from mmvitdyn.deployment import (DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size,
                                  output_names, preprocessing)
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, atomic_target,
-                            is_local_path, refuse_overwriting_inputs, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.engine import SetupError, config_inputs, load_config
+from mmvitdyn.utils import OutputIsInputError, atomic_target, refuse_overwriting_inputs
 
 
 def parse_args(argv=None):
@@ -68,7 +68,7 @@ def parse_args(argv=None):
         nargs='+',
         action=DictAction,
         help='override config entries, e.g. model.backbone.token_reduction.type=ToMe')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     args = parser.parse_args(argv)
     if args.img_size is not None and len(args.img_size) > 2:
         parser.error(f'--img-size takes H or H W, got {len(args.img_size)} values')

@@ -9,9 +9,9 @@ A ViT (random weights; ViT-B/16 at 224 by default) runs over the same random
 images, in batches of each ``--batch-sizes``, twice: a plain inference pass,
 and the stages of ``build_learngene`` (MAD during the forward pass;
 clustering, FFN grouping and extraction; writing the file), the two timed
-side by side by :func:`mmvitdyn.analysis.timing.time_interleaved` after a
+side by side by :func:`mmvitdyn.benchmark.time_interleaved` after a
 short warm-up (``--runs`` interleaved rounds, synchronised on a GPU), each
-stage by :func:`~mmvitdyn.analysis.timing.timed_region`. Prints the seconds
+stage by :func:`~mmvitdyn.benchmark.timed_region`. Prints the seconds
 of each and the ratio build / inference (of the two median seconds);
 with --max-ratio the exit status is 1 when a ratio is above it.
 """
@@ -24,10 +24,9 @@ from typing import Dict, List
 
 import torch
 
-from mmvitdyn.analysis.timing import (add_timing_options, amp_context, format_table, iqr,
-                                      parse_timing_options, ratio_of_medians, run_conditions,
-                                      run_fields, spread, time_interleaved, timed_region,
-                                      write_report)
+from mmvitdyn.benchmark import (amp_context, format_table, iqr, ratio_of_medians, run_conditions,
+                                run_fields, spread, time_interleaved, timed_region, write_report)
+from mmvitdyn.cli import add_timing_options, parse_timing_options
 from mmvitdyn.learngene import cluster_heads, condense, record_attention_distance
 from mmvitdyn.models import ViT
 

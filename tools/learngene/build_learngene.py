@@ -11,7 +11,7 @@ and its model's data_preprocessor (mean/std). ``--data DIR`` reads image
 files under DIR (a seeded sample of ``--num-images``); without it the
 config's val dataset is used. The checkpoint may be a classifier checkpoint
 (``backbone.*`` keys) or a bare backbone: for a ViT in any layout
-``mmvitdyn.models.utils.load_pretrained`` reads (timm/DeiT, mmpretrain,
+``mmvitdyn.checkpoint.load_pretrained`` reads (timm/DeiT, mmpretrain,
 JAX), for mmpretrain's SwinTransformer and LeViT in their own keys. These
 two are condensed stage by stage (MAD inside a Swin's windows, on each
 LeViT stage's grid; see ``mmvitdyn.learngene.ancestries``; no explicit
@@ -33,15 +33,15 @@ from mmengine.utils import ProgressBar
 from torch import nn
 
 from mmvitdyn.apis import init_model
+from mmvitdyn.checkpoint import (group_keys, is_local_path, load_pretrained, load_state_dict_file,
+                                 strip_prefix, trusted_checkpoints, trusted_names)
+from mmvitdyn.cli import add_trust_option
 from mmvitdyn.datasets import check_data_roots
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
+from mmvitdyn.engine import SetupError, config_inputs, load_config
 from mmvitdyn.learngene import ancestry_for, build_learngene, plot_mad
 from mmvitdyn.learngene.head_clustering import check_clustering_args
 from mmvitdyn.models import ViT
-from mmvitdyn.models.utils import load_pretrained, load_state_dict_file
-from mmvitdyn.models.utils.pretrained import group_keys, strip_prefix
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, is_local_path,
-                            refuse_overwriting_inputs, trusted_checkpoints, trusted_names)
+from mmvitdyn.utils import OutputIsInputError, refuse_overwriting_inputs
 
 IMAGE_SUFFIXES = {'.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff'}
 
@@ -71,7 +71,7 @@ def parse_args(argv=None):
     parser.add_argument('--seed', type=int, default=0, help='seed of the image sample')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     return parser, parser.parse_args(argv)
 
 

@@ -20,11 +20,12 @@ import os.path as osp
 from build_learngene import build_ancestry
 from mmengine.config import DictAction
 
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
+from mmvitdyn.checkpoint import trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_trust_option
+from mmvitdyn.engine import SetupError, config_inputs, load_config
 from mmvitdyn.learngene import LinearExpansionViT, ViTAncestry
 from mmvitdyn.models import ViT
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, refuse_overwriting_inputs,
-                            trusted_checkpoints, trusted_names)
+from mmvitdyn.utils import refuse_overwriting_inputs
 
 
 def parse_args(argv=None):
@@ -35,7 +36,7 @@ def parse_args(argv=None):
     parser.add_argument('--out', required=True, help='learngene file to write')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     return parser, parser.parse_args(argv)
 
 

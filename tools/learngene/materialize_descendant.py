@@ -15,10 +15,11 @@ from mmengine.config import DictAction
 from mmengine.runner import load_checkpoint
 
 from mmvitdyn.apis import init_model
-from mmvitdyn.engine.runner_setup import SetupError, config_inputs, load_config
+from mmvitdyn.checkpoint import trusted_checkpoints, trusted_names
+from mmvitdyn.cli import add_trust_option
+from mmvitdyn.engine import SetupError, config_inputs, load_config
 from mmvitdyn.learngene import LearngeneViT
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, OutputIsInputError, refuse_overwriting_inputs,
-                            save_atomically, trusted_checkpoints, trusted_names)
+from mmvitdyn.utils import OutputIsInputError, refuse_overwriting_inputs, save_atomically
 
 MATERIALIZED = 'model.backbone.ffn_sharing=independent model.backbone.tie_heads=False'
 
@@ -31,7 +32,7 @@ def parse_args(argv=None):
     parser.add_argument('--out', required=True, help='checkpoint to write')
     parser.add_argument(
         '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     return parser, parser.parse_args(argv)
 
 

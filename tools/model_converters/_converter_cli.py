@@ -1,15 +1,16 @@
 """The command line the ``*2mmvitdyn.py`` converters share: read, convert, write, summarise.
 
-The conversion itself is :mod:`mmvitdyn.models.utils.checkpoint_convert`.
+The conversion itself is :mod:`mmvitdyn.checkpoint.formats`.
 """
 import argparse
 from typing import List, Optional, Sequence
 
-from mmvitdyn.models.utils import (convert_checkpoint, describe_checkpoint, detect_format,
-                                   jax_num_heads, load_state_dict_file, to_classifier)
-from mmvitdyn.utils import (TRUST_FLAG, TRUST_OPTION, UnsafeCheckpointError,
-                            refuse_overwriting_inputs, save_atomically, trusted_checkpoints,
-                            trusted_names)
+from mmvitdyn.checkpoint import (CHECKPOINT_FORMATS, UnsafeCheckpointError, convert_checkpoint,
+                                 describe_checkpoint, detect_format, jax_num_heads,
+                                 load_state_dict_file, to_classifier, trusted_checkpoints,
+                                 trusted_names)
+from mmvitdyn.cli import add_trust_option
+from mmvitdyn.utils import refuse_overwriting_inputs, save_atomically
 
 # The converter of each format.
 TOOLS = {
@@ -68,7 +69,7 @@ def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument('src', help='source checkpoint: a path or URL')
     parser.add_argument('dst', help='output .pth ({"state_dict": ..., "meta": ...})')
-    if {'timm', 'mmpretrain'} & set(formats):  # the layouts DeiT's distillation token comes in
+    if any('drop_dist_token' in CHECKPOINT_FORMATS.get(fmt).OPTIONS for fmt in formats):
         parser.add_argument(
             '--drop-dist-token',
             action='store_true',
@@ -78,7 +79,7 @@ def convert(formats: Sequence[str], description: str, argv: Optional[List[str]] 
         action='store_true',
         help='write a classifier checkpoint (backbone.* and head.fc.*) for '
         'load_from, instead of backbone keys for init_cfg')
-    parser.add_argument(TRUST_FLAG, **TRUST_OPTION)
+    add_trust_option(parser)
     args = parser.parse_args(argv)
 
     try:

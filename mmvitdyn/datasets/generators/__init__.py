@@ -1,8 +1,5 @@
-"""Seeded generators of the small data sets the project ships as defaults.
-
-``GENERATORS`` is the one table of them: each set's default data root, the
-function that writes it and the command-line tool that calls the function.
-"""
+"""Seeded generators of the small default data sets; ``GENERATORS`` is their table
+(docs/data_checks.md)."""
 from typing import Callable, NamedTuple
 
 from .ade_shapes import (ADE_SHAPES_ADE20K_INDICES, ADE_SHAPES_CLASSES, ADE_SHAPES_PALETTE,

@@ -1,18 +1,5 @@
-"""Drawn street scenes as an ADE20K-layout semantic-segmentation set.
-
-Each image is sky over grass with a road, buildings on the horizon and tree
-crowns, every class with its own colour and texture; thin unlabelled (0)
-outlines surround the road, buildings and trees. Layout (as mmseg's
-``ADE20KDataset`` expects)::
-
-    out_dir/images/{training,validation}/*.jpg
-    out_dir/annotations/{training,validation}/*.png
-
-Label maps follow ADE20K's ``reduce_zero_label`` convention: 0 is
-unlabelled and value ``v > 0`` is ADE20K class ``v - 1``. The classes are
-real ADE20K names, so a config's ``metainfo=dict(classes=ADE_SHAPES_CLASSES)``
-lets ``ADE20KDataset`` map them to 0..4 by name.
-"""
+"""Drawn street scenes as an ADE20K-layout semantic-segmentation set
+(``images/`` and ``annotations/{training,validation}``; docs/data_checks.md)."""
 from pathlib import Path
 from typing import Dict
 
@@ -48,11 +35,7 @@ def label_value(name: str) -> int:
 
 
 def draw_labels(rng: np.random.Generator, size: int) -> np.ndarray:
-    """A random scene's label map.
-
-    Returns:
-        np.ndarray: (size, size) uint8 PNG values (0 = unlabelled).
-    """
+    """A random scene's (size, size) uint8 label map (0 = unlabelled)."""
     canvas = Image.new('L', (size, size), 0)
     draw = ImageDraw.Draw(canvas)
     horizon = int(rng.uniform(0.35, 0.6) * size)
@@ -81,12 +64,7 @@ def draw_labels(rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def render(rng: np.random.Generator, labels: np.ndarray) -> np.ndarray:
-    """Paint each class of a label map in its jittered colour and texture;
-    buildings get a grid of dark windows.
-
-    Returns:
-        np.ndarray: (H, W, 3) uint8 RGB image.
-    """
+    """(H, W, 3) uint8 RGB image painting each class of a label map."""
     height, width = labels.shape
     image = np.full((height, width, 3), _UNLABELLED_RGB, dtype=np.float32)
     for name, (colour, contrast, cells, grain) in _STYLES.items():
@@ -107,21 +85,14 @@ def generate_ade_shapes(out_dir: str = ADE_SHAPES_ROOT,
                         num_val: int = 16,
                         seed: int = 0,
                         overwrite: bool = False) -> GeneratedSet:
-    """Write the ADE shapes set.
-
-    Image ``i`` of a split is drawn from ``seed``, the split and ``i`` alone,
-    so changing one split's count leaves the other split as it was.
+    """Write the ADE shapes set; returns the :class:`GeneratedSet`.
 
     Args:
         out_dir (str): Data root. Defaults to ``'data/ade_shapes'``.
         image_size (int): Side of the square images, >= 32. Defaults to 128.
-        num_train (int): Training images, >= 1. Defaults to 48.
-        num_val (int): Validation images, >= 1. Defaults to 16.
+        num_train, num_val (int): Images per split, >= 1. Defaults to 48, 16.
         seed (int): Seed. Defaults to 0.
         overwrite (bool): Replace an existing ``out_dir``. Defaults to False.
-
-    Returns:
-        GeneratedSet: The data root and images per split.
     """
     require_at_least(32, image_size=image_size)
     require_at_least(1, num_train=num_train, num_val=num_val)

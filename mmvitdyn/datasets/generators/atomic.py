@@ -1,10 +1,5 @@
-"""Publish a generated data set atomically, with a marker of how it was made.
-
-A generator writes into a hidden sibling of ``out_dir`` and the finished
-folder is renamed into place, so ``out_dir`` is either absent or complete.
-The ``.complete`` marker inside it records the generator and its parameters;
-reading it is all a repeated call costs.
-"""
+"""Publish a generated data set atomically, with a ``.complete`` marker of how it
+was made (docs/data_checks.md)."""
 import json
 import os
 import shutil
@@ -17,13 +12,7 @@ MARKER = '.complete'
 
 @dataclass(frozen=True)
 class GeneratedSet:
-    """A generated data set on disk.
-
-    Args:
-        root (Path): The data root.
-        counts (dict[str, int]): Number of images per split.
-        created (bool): False when an identical set was already there.
-    """
+    """A generated set: ``root`` (Path), ``counts`` (per split), ``created`` now."""
     root: Path
     counts: Dict[str, int]
     created: bool
@@ -45,18 +34,16 @@ def write_atomically(out_dir: str,
     Args:
         out_dir (str): Where the data set goes.
         generator (str): Name and format version, e.g. ``'digits/1'``.
-        params (dict): JSON-able generation parameters; the set is reused
-            only when they match the marker's.
-        write (callable): Writes the set into the given folder and returns
-            the number of images per split.
+        params (dict): JSON-able parameters; the set is reused when they match.
+        write (callable): Writes the set into a folder, returns images per split.
         overwrite (bool): Replace an existing ``out_dir``. Defaults to False.
 
     Returns:
         GeneratedSet: The set, created now or found complete.
 
     Raises:
-        FileExistsError: ``out_dir`` exists, ``overwrite`` is False, and it
-            is not a complete set made with the same generator and params.
+        FileExistsError: ``out_dir`` exists, is not the same complete set, and
+            ``overwrite`` is False.
     """
     out = Path(out_dir)
     # A JSON round trip turns tuples into lists, as they are read back.

@@ -1,14 +1,4 @@
-"""Drawn shapes as a COCO-format instance-segmentation set.
-
-Each image shows 1..``max_objects`` circles, squares and triangles of random
-size, rotation, position and colour on a noisy background. Shapes never
-overlap, so each polygon is exactly its visible mask. Layout (as mmdet's
-``CocoDataset`` expects)::
-
-    out_dir/train2017/*.jpg
-    out_dir/val2017/*.jpg
-    out_dir/annotations/instances_{train,val}2017.json
-"""
+"""Drawn shapes as a COCO-format instance-segmentation set (docs/data_checks.md)."""
 import colorsys
 import json
 from pathlib import Path
@@ -30,11 +20,7 @@ _SPLITS = ('train', 'val')
 
 
 def shape_polygon(name: str, centre: np.ndarray, radius: float, angle: float) -> np.ndarray:
-    """Vertices of a shape inscribed in the circle (``centre``, ``radius``).
-
-    Returns:
-        np.ndarray: (V, 2) x, y coordinates, rounded to 0.01 px.
-    """
+    """(V, 2) x, y vertices (0.01 px) of a shape inscribed in (``centre``, ``radius``)."""
     steps = np.arange(_NUM_VERTICES[name]) * (2 * np.pi / _NUM_VERTICES[name])
     turns = angle + steps
     offsets = np.stack([np.cos(turns), np.sin(turns)], axis=1)
@@ -52,14 +38,8 @@ def place_circles(rng: np.random.Generator,
                   image_size: int,
                   radius_range: tuple,
                   margin: float = 2.0) -> List[tuple]:
-    """Random circles inside the image that keep ``margin`` px apart.
-
-    Tries 100 positions per circle and drops those that find no room, so
-    fewer than ``count`` may come back (never fewer than one).
-
-    Returns:
-        list[tuple[np.ndarray, float]]: (centre (2,), radius) per circle.
-    """
+    """Up to ``count`` (at least one) random circles ``margin`` px apart, as
+    (centre (2,), radius) tuples."""
     circles = []
     for _ in range(count):
         radius = rng.uniform(*radius_range) * image_size
@@ -78,12 +58,7 @@ def random_colour(rng: np.random.Generator) -> np.ndarray:
 
 
 def draw_image(rng: np.random.Generator, image_size: int, max_objects: int) -> tuple:
-    """One image and its shapes.
-
-    Returns:
-        tuple[np.ndarray, list[tuple[int, np.ndarray]]]: The (S, S, 3) uint8
-        RGB image and, per shape, its class index and (V, 2) polygon.
-    """
+    """The (S, S, 3) uint8 RGB image and, per shape, (class index, (V, 2) polygon)."""
     background = noisy_fill(
         rng, image_size, image_size, rng.uniform(70, 170, size=3), contrast=0.35, cells=4, grain=0)
     canvas = Image.fromarray(to_uint8(background))
@@ -123,23 +98,15 @@ def generate_coco_shapes(out_dir: str = COCO_SHAPES_ROOT,
                          max_objects: int = 4,
                          seed: int = 0,
                          overwrite: bool = False) -> GeneratedSet:
-    """Write the COCO shapes set.
-
-    Image ``i`` of a split is drawn from ``seed``, the split and ``i`` alone,
-    so changing one split's count leaves the other split as it was.
+    """Write the COCO shapes set; returns the :class:`GeneratedSet`.
 
     Args:
         out_dir (str): Data root. Defaults to ``'data/coco_shapes'``.
-        image_size (int): Side of the square images, >= 32 (mmdet's
-            ``filter_cfg`` drops smaller images). Defaults to 128.
-        num_train (int): Train images, >= 1. Defaults to 48.
-        num_val (int): Val images, >= 1. Defaults to 16.
+        image_size (int): Side of the square images, >= 32. Defaults to 128.
+        num_train, num_val (int): Images per split, >= 1. Defaults to 48, 16.
         max_objects (int): Most shapes per image, >= 1. Defaults to 4.
         seed (int): Seed. Defaults to 0.
         overwrite (bool): Replace an existing ``out_dir``. Defaults to False.
-
-    Returns:
-        GeneratedSet: The data root and images per split.
     """
     require_at_least(32, image_size=image_size)
     require_at_least(1, num_train=num_train, num_val=num_val, max_objects=max_objects)

@@ -1,13 +1,5 @@
-"""Hand-written digits as an image-classification folder set.
-
-scikit-learn's ``load_digits`` (1,797 real 8x8 digits, values 0..16) is
-upsampled to ``size`` x ``size`` RGB PNGs in mmpretrain ``CustomDataset``
-layout, with a seeded split stratified per class::
-
-    out_dir/train/<class>/<index>.png
-    out_dir/val/<class>/<index>.png
-    out_dir/meta/classes.txt
-"""
+"""scikit-learn's hand-written digits as an image-classification folder set
+(docs/data_checks.md)."""
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -25,17 +17,7 @@ def split_per_class(labels: np.ndarray,
                     val_fraction: float,
                     rng: np.random.Generator,
                     max_per_class: Optional[int] = None) -> Dict[str, np.ndarray]:
-    """Stratified train/val split of sample indices.
-
-    Each class keeps at most ``max_per_class`` random samples, of which
-    ``round(val_fraction * n)`` go to val, but at least one to each split.
-
-    Args:
-        labels (np.ndarray): (N,) integer class per sample.
-
-    Returns:
-        dict[str, np.ndarray]: ``'train'`` and ``'val'`` sorted indices.
-    """
+    """``'train'`` and ``'val'`` sorted indices of a per-class split of ``labels`` (N,)."""
     splits = {'train': [], 'val': []}
     for label in np.unique(labels):
         members = rng.permutation(np.flatnonzero(labels == label))
@@ -52,20 +34,15 @@ def generate_digits(out_dir: str = DIGITS_ROOT,
                     seed: int = 0,
                     max_per_class: Optional[int] = None,
                     overwrite: bool = False) -> GeneratedSet:
-    """Write the digits set (about 1,438 train / 359 val images).
+    """Write the digits set; returns the :class:`GeneratedSet`.
 
     Args:
         out_dir (str): Data root. Defaults to ``'data/digits'``.
         size (int): Side of the square RGB images, >= 8. Defaults to 32.
-        val_fraction (float): Share of each class put in val, in (0, 1).
-            Defaults to 0.2.
+        val_fraction (float): Share of each class in val, in (0, 1). Defaults to 0.2.
         seed (int): Seed of the split. Defaults to 0.
-        max_per_class (int, optional): Use at most this many digits of each
-            class (>= 2); None uses all. Defaults to None.
+        max_per_class (int, optional): At most this many digits a class (>= 2).
         overwrite (bool): Replace an existing ``out_dir``. Defaults to False.
-
-    Returns:
-        GeneratedSet: The data root and images per split.
     """
     require_at_least(8, size=size)
     if not 0 < val_fraction < 1:

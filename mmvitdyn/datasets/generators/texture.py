@@ -4,11 +4,7 @@ from PIL import Image
 
 
 def smooth_noise(rng: np.random.Generator, height: int, width: int, cells: int) -> np.ndarray:
-    """Low-frequency noise: a random ``cells`` x ``cells`` grid, upsampled.
-
-    Returns:
-        np.ndarray: (height, width) float32 in [0, 1].
-    """
+    """(height, width) float32 in [0, 1]: a random ``cells`` x ``cells`` grid, upsampled."""
     grid = rng.random((cells, cells), dtype=np.float32)
     image = Image.fromarray(grid).resize((width, height), Image.Resampling.BILINEAR)
     return np.asarray(image)
@@ -16,15 +12,8 @@ def smooth_noise(rng: np.random.Generator, height: int, width: int, cells: int) 
 
 def noisy_fill(rng: np.random.Generator, height: int, width: int, colour: np.ndarray,
                contrast: float, cells: int, grain: float) -> np.ndarray:
-    """``colour`` modulated by smooth noise of relative ``contrast``, plus
-    per-pixel Gaussian grain of std ``grain``.
-
-    Args:
-        colour (np.ndarray): (3,) RGB in [0, 255].
-
-    Returns:
-        np.ndarray: (height, width, 3) float32, not clipped.
-    """
+    """(height, width, 3) float32 (unclipped): ``colour`` (3,) modulated by smooth
+    noise of relative ``contrast`` plus Gaussian grain of std ``grain``."""
     shade = 1 + contrast * (2 * smooth_noise(rng, height, width, cells) - 1)
     fill = shade[..., None] * np.asarray(colour, dtype=np.float32)
     return fill + rng.normal(0, grain, (height, width, 3)).astype(np.float32)

@@ -1,18 +1,5 @@
-"""Drawn shapes as a video-recognition set of real .mp4 clips.
-
-Every frame of a clip shows one circle, square or triangle (each in its
-colour, of random size, rotation and position on a noisy background); a
-clip's frames show two of the three shapes, both at least once, and its
-class is that pair. One frame names one shape, which two classes share, so
-telling the class needs more than one frame; the order of the frames plays
-no part (the DyT video model sees a clip as a set of frames, docs/video.md).
-The clips are MPEG-4 Part 2 (OpenCV's ``mp4v``), in mmaction2's
-``VideoDataset`` layout::
-
-    out_dir/videos/{train,val}/<index>.mp4
-    out_dir/{train,val}_list_videos.txt     lines '<split>/<index>.mp4 <label>'
-    out_dir/classes.txt
-"""
+"""Drawn shapes as a video-recognition set of real .mp4 clips in mmaction2's
+``VideoDataset`` layout (docs/data_checks.md)."""
 from pathlib import Path
 from typing import Dict
 
@@ -80,24 +67,16 @@ def generate_video_shapes(out_dir: str = VIDEO_SHAPES_ROOT,
                           fps: int = 8,
                           seed: int = 0,
                           overwrite: bool = False) -> GeneratedSet:
-    """Write the video shapes set (classes in turn: clip ``i`` has class ``i % 3``).
-
-    Clip ``i`` of a split is drawn from ``seed``, the split and ``i`` alone,
-    so changing one split's count leaves the other split as it was.
+    """Write the video shapes set; returns the :class:`GeneratedSet`.
 
     Args:
         out_dir (str): Data root. Defaults to ``'data/video_shapes'``.
-        frame_size (int): Side of the square frames, >= 16 (even, as the
-            codec needs). Defaults to 32.
+        frame_size (int): Side of the square frames, even, >= 16. Defaults to 32.
         num_frames (int): Frames per clip, >= 2. Defaults to 8.
-        num_train (int): Train clips, >= 1. Defaults to 48.
-        num_val (int): Val clips, >= 1. Defaults to 24.
+        num_train, num_val (int): Clips per split, >= 1. Defaults to 48, 24.
         fps (int): Frame rate the files declare, >= 1. Defaults to 8.
         seed (int): Seed. Defaults to 0.
         overwrite (bool): Replace an existing ``out_dir``. Defaults to False.
-
-    Returns:
-        GeneratedSet: The data root and clips per split.
     """
     require_at_least(16, frame_size=frame_size)
     if frame_size % 2:

@@ -1,6 +1,4 @@
-"""Ancestry families: what learngene building reads of each kind of ancestry
-(``SwinAncestry``, ``LeViTAncestry`` and their recorders: imported with
-mmpretrain on first use)."""
+"""Ancestry families (Swin and LeViT imported with mmpretrain on first use)."""
 from ...lazy_registry import lazy_exports
 from .base import CENTROIDS, Ancestry, CondenseSettings, ancestry_for
 from .vit import AttentionDistanceRecorder, ViTAncestry

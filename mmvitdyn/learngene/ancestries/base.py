@@ -1,14 +1,5 @@
-"""What learngene building asks of an ancestry family, and reading its weights.
-
-An :class:`Ancestry` wraps an ancestry backbone of one family (mmvitdyn's
-``ViT``, mmpretrain's ``SwinTransformer``) and provides the three steps that
-depend on the family: the attention recorder (step 1, MAD), the condense
-step (steps 2-3: clusters and FFN groups) and the extract step (step 4: the
-learngene). :func:`ancestry_for` finds the family of a backbone; a family
-registers itself with ``ancestry_for.register(BackboneClass)(AncestryClass)``
-in a module of this package, which :func:`ancestry_for` imports when no family
-registered so far takes the backbone (the Swin family imports mmpretrain).
-"""
+"""What learngene building asks of an ancestry family (:class:`Ancestry`, found by
+:func:`ancestry_for`), and the condense steps the families share."""
 import pkgutil
 import sys
 from abc import ABC, abstractmethod
@@ -29,11 +20,7 @@ CENTROIDS = ('select', 'average')
 
 
 class Ancestry(ABC):
-    """An ancestry backbone of one family, as learngene building reads it.
-
-    Args:
-        backbone (nn.Module): The ancestry (a trained backbone of the family).
-    """
+    """An ancestry ``backbone`` (trained, of one family): its MAD recorder, condense, extract."""
 
     def __init__(self, backbone: nn.Module):
         self.backbone = backbone
@@ -48,13 +35,8 @@ class Ancestry(ABC):
 
     @abstractmethod
     def condense(self, mad, num_images: int, how: 'CondenseSettings'):
-        """Steps 2-4: cluster the heads on their MAD, group the FFNs, extract.
-
-        Args:
-            mad: The MAD the recorder gave.
-            num_images (int): Images the MAD was averaged over (recorded).
-            how (CondenseSettings): Clustering, FFN grouping and centroids.
-        """
+        """Steps 2-4 as ``how`` says: cluster the heads on the recorder's ``mad`` (averaged
+        over ``num_images``, recorded), group the FFNs, extract."""
 
     @abstractmethod
     def extract(self,
@@ -63,13 +45,11 @@ class Ancestry(ABC):
                 ffn_groups,
                 centroid: str = 'select',
                 settings: Optional[dict] = None):
-        """Step 4: the learngene, given the MAD, the head clusters (priority
-        order) and the FFN groups that :meth:`condense` found."""
+        """Step 4: the learngene, from the MAD, head clusters and FFN groups of :meth:`condense`."""
 
 
 class StagedAncestry(Ancestry):
-    """An ancestry built in stages (Swin, LeViT), condensed stage by stage
-    (:func:`condense_stages`)."""
+    """An ancestry built in stages (Swin, LeViT), condensed stage by stage."""
     # The family, named in errors.
     FAMILY: ClassVar[str]
 
@@ -78,14 +58,12 @@ class StagedAncestry(Ancestry):
         """The attention blocks of every stage."""
 
     def stage_tables(self, mad) -> Sequence[torch.Tensor]:
-        """One (depth, heads) MAD table per stage from the recorder's MAD
-        (by default the recorder gives these tables)."""
+        """One (depth, heads) MAD table per stage from the recorder's MAD (by default, itself)."""
         return mad
 
     def condense(self, mad, num_images: int, how: 'CondenseSettings'):
-        """See :meth:`Ancestry.condense`, stage by stage: ``how.k`` is one
-        value or one per block over all stages; explicit FFN groups are
-        refused (the groups are found per stage)."""
+        """See :meth:`Ancestry.condense`; ``how.k`` one value or one per block over all stages,
+        explicit FFN groups refused."""
         clusters, groups, rule = condense_stages(
             self.stage_tables(mad), self.stage_depths(), how, self.FAMILY)
         return self.extract(mad, clusters, groups, how.centroid, how.record(rule, num_images))
@@ -99,11 +77,8 @@ def check_centroid(centroid: str) -> None:
 
 @singledispatch
 def ancestry_for(backbone: nn.Module) -> Ancestry:
-    """The :class:`Ancestry` of ``backbone``'s family.
-
-    Raises:
-        ValueError: No family module registers its class.
-    """
+    """The :class:`Ancestry` of ``backbone``'s family (importing the family modules if needed);
+    ``ValueError`` if no family module registers its class."""
     if import_family_modules():
         return ancestry_for(backbone)
     families = sorted(cls.__name__ for cls in ancestry_for.registry if cls is not object)
@@ -124,17 +99,13 @@ def import_family_modules() -> bool:
 
 @dataclass(frozen=True)
 class CondenseSettings:
-    """How steps 2-4 condense an ancestry; checked when made.
+    """How steps 2-4 condense an ancestry; ``ValueError`` names a setting they cannot use.
 
     Args:
         method, eps, min_samples, k: Head clustering (see ``cluster_heads``).
         centroid (str): 'select' or 'average' (see :func:`pick_heads`).
-        ffn_clustering (bool): False disables FFN grouping (ablation).
-        ffn_groups (Sequence[Sequence[int]], optional): Explicit FFN groups.
+        ffn_clustering, ffn_groups: False disables FFN grouping (ablation); explicit groups.
         extra (dict, optional): Further entries the learngene records.
-
-    Raises:
-        ValueError: A setting the steps cannot use (named).
     """
     method: str = 'dbscan'
     eps: float = 10.
@@ -150,8 +121,7 @@ class CondenseSettings:
         check_centroid(self.centroid)
 
     def record(self, ffn_rule: str, num_images: int) -> dict:
-        """What a learngene's ``settings`` records of steps 1-3 (the centroid
-        rule is added by the extract step)."""
+        """What a learngene's ``settings`` records of steps 1-3."""
         record = dict(method=self.method, ffn_groups=ffn_rule)
         record.update(
             dict(eps=self.eps, min_samples=self.min_samples) if self.method == 'dbscan' else dict(
@@ -188,16 +158,14 @@ def condense_attention(attn: Tensors,
                        centroid: str,
                        layer_class: type = LearngeneLayer,
                        **extra) -> LearngeneLayer:
-    """The ``layer_class`` (:class:`LearngeneLayer` or a subclass, whose
-    further fields are ``extra``) of one attention layer.
+    """One attention layer of ``num_heads`` heads condensed to a ``layer_class``
+    (:class:`LearngeneLayer` or a subclass with fields ``extra``).
 
     Args:
-        attn (dict): The attention's ``qkv.weight`` (3HD, C), ``qkv.bias``
-            (3HD, ; optional), ``proj.weight`` (C, HD) and ``proj.bias`` (C, ).
-        num_heads (int): H.
+        attn (dict): ``qkv.weight`` (3HD, C), ``qkv.bias`` (3HD, ; optional), ``proj.weight``
+            (C, HD) and ``proj.bias`` (C, ).
         norm1, norm2 (dict): The layer's norms' state dicts.
-        clusters: The head clusters in priority order.
-        centroid (str): See :func:`pick_heads`.
+        clusters, centroid: The head clusters in priority order; see :func:`pick_heads`.
     """
     h = num_heads
     d = attn['qkv.weight'].shape[0] // (3 * h)
@@ -221,9 +189,8 @@ def condense_ffns(ffn_groups: Groups,
                   ffn_of: Callable[[int], Tensors],
                   centroid: str,
                   keys: Sequence[str] = FFN_KEYS) -> List[FFNGroup]:
-    """One FFN per group (its ``keys``, ``fc1.weight`` ... by default, from
-    ``ffn_of(layer)``): the first layer's (``select``) or the members' mean
-    (``average``)."""
+    """One FFN per group (its ``keys`` from ``ffn_of(layer)``): the first layer's
+    (``select``) or the members' mean (``average``)."""
     groups = []
     for group in ffn_groups:
         members = group if centroid == 'average' else group[:1]
@@ -235,21 +202,9 @@ def condense_ffns(ffn_groups: Groups,
 
 def condense_stages(mad: Sequence[torch.Tensor], depths: Sequence[int], how: CondenseSettings,
                     family: str) -> Tuple[List[List[List[HeadCluster]]], List[Groups], str]:
-    """Steps 2-3 of an ancestry built in stages (Swin, LeViT), stage by stage:
-    cluster the heads of every block, group the FFNs of adjacent blocks
-    inside the stage (widths change between stages).
-
-    Args:
-        mad (Sequence[Tensor]): One (depth_s, heads_s) MAD table per stage.
-        depths (Sequence[int]): The blocks of every stage.
-        how (CondenseSettings): ``how.k`` is one value or one per block over
-            all stages; explicit FFN groups are refused.
-        family (str): The family, named in errors.
-
-    Returns:
-        tuple: Per stage the clusters of every block (priority order), per
-        stage its FFN groups, and the grouping rule as the learngene records it.
-    """
+    """Steps 2-3 stage by stage, given one (depth_s, heads_s) ``mad`` table and the ``depths``
+    of every stage (``how.k``: one or one per block; ``family`` named in errors); returns per
+    stage the blocks' clusters (priority order), per stage its FFN groups, and the rule."""
     if how.ffn_groups is not None:
         raise ValueError(f'ffn_groups={how.ffn_groups!r}: explicit FFN groups are not '
                          f'supported for a {family} ancestry (its groups are found per stage)')

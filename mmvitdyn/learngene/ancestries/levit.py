@@ -1,17 +1,5 @@
-"""The LeViT ancestry family (mmpretrain's ``LeViT``): a convolutional stem,
-then stages of attention blocks and MLPs, a subsample attention between
-stages.
-
-The rebuttal (R4) clusters and expands "the MSA and FFN in stages 1-3 of
-LeViT-192": here the heads of every attention block are clustered on their
-MAD and the FFNs (MLPs) of adjacent blocks grouped, stage by stage as for
-a Swin (the widths change between stages). The seeds do not say what
-becomes of the convolutional stem and the subsample attentions (with their
-MLPs): the learngene holds them whole and descendants inherit them as
-they are (their head counts are fixed by LeViT's widths, not by
-``num_heads``), as a ViT descendant inherits the patch embedding. Their
-MAD is recorded too.
-"""
+"""The LeViT ancestry family (mmpretrain's ``LeViT``): its MAD recorder, condense and extract
+steps; stem and subsample attentions are kept whole."""
 import math
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -35,10 +23,9 @@ HSWISH = dict(type='HSwish')
 
 
 class StageLayout(NamedTuple):
-    """Where the parts of a LeViT stage (an ``nn.Sequential``) are:
-    ``downsample``, the positions of the subsample attention and of its MLP
-    (None in the first stage), and ``blocks``, those of every attention
-    block and its MLP (each MLP and attention block in a ``Residual``)."""
+    """Positions in a LeViT stage (an ``nn.Sequential``): ``downsample``, of the subsample
+    attention and its MLP (None in the first stage), and ``blocks``, of every attention block
+    and its MLP (each in a ``Residual``)."""
     downsample: Optional[Tuple[int, int]]
     blocks: List[Tuple[int, int]]
 
@@ -64,8 +51,7 @@ def stem_stride(backbone: LeViT) -> int:
 
 
 def floating_state(module: nn.Module) -> Tensors:
-    """Detached copies of the parameters and BatchNorm statistics of
-    ``module`` (its floating state entries; not the index buffers)."""
+    """Detached copies of the parameters and BatchNorm statistics of ``module``."""
     return {
         key: value.detach().clone()
         for key, value in module.state_dict().items() if value.is_floating_point()
@@ -73,12 +59,8 @@ def floating_state(module: nn.Module) -> Tensors:
 
 
 def attention_probs(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """Softmax attention of a LeViT ``Attention`` or ``AttentionSubsample``
-    on its input, in float32, as its forward computes it.
-
-    Args:
-        attn (Attention | AttentionSubsample): The attention.
-        x (Tensor): (B, N, C) its input tokens.
+    """Softmax attention (float32) of a LeViT ``Attention`` or ``AttentionSubsample`` on its
+    input ``x`` (B, N, C), as its forward computes it.
 
     Returns:
         Tensor: (B, H, M, N), M queries (N, or the subsampled grid's).
@@ -95,10 +77,8 @@ def attention_probs(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 
 def query_distances(side: int, stride: int, pixels: float, device=None) -> torch.Tensor:
-    """Pixel distances between the queries and the keys of an attention
-    over a ``side`` x ``side`` grid of ``pixels`` px: every grid point, or
-    with ``stride`` > 1 the points (stride a, stride b) that a subsample
-    attention's queries (a, b) sit on.
+    """Pixel distances between the queries and keys of an attention over a ``side`` x ``side``
+    grid of ``pixels`` px: every point, or with ``stride`` > 1 the points (stride a, stride b).
 
     Returns:
         Tensor: (M, side * side), M = side^2, or ceil(side / stride)^2.
@@ -108,33 +88,15 @@ def query_distances(side: int, stride: int, pixels: float, device=None) -> torch
 
 
 class LeViTMAD(NamedTuple):
-    """The MAD of a LeViT: ``blocks``, one (depth_s, heads_s) table per
-    stage (its attention blocks), and ``downsamples``, per stage the
-    (heads, ) MAD of the subsample attention before it (None for the first)."""
+    """The MAD of a LeViT: ``blocks``, one (depth_s, heads_s) table per stage, and
+    ``downsamples``, per stage the (heads, ) MAD of its subsample attention (None for the first)."""
     blocks: List[torch.Tensor]
     downsamples: List[Optional[torch.Tensor]]
 
 
 class LeViTAttentionDistanceRecorder:
-    """Accumulates the MAD of every head of a LeViT (mmpretrain's ``LeViT``)
-    over the images it sees, in its attention blocks and its subsample
-    attentions.
-
-    In input pixels, as for a ViT and a Swin (and as eps of the clustering):
-    point (i, j) of a stage's grid is the image patch at (i, j) x its side
-    p_s, the stem's stride (16) times the strides of the subsample
-    attentions before the stage (2 each); d_ij = p_s x the distance of the
-    two grid points. Grid units would not compare across stages, whose
-    grids shrink.
-    A subsample attention's keys lie on the previous stage's grid and its
-    query (a, b) on the key point (2a, 2b) (LeViT's ``Subsample`` takes
-    every second point; its attention biases are indexed by the same
-    offsets), so d_ij is measured on the key grid. LeViT has no class token:
-    every token is a grid point. MAD = mean over the queries of
-    sum_j A_ij d_ij, averaged over the images.
-
-    Use as :class:`~.vit.AttentionDistanceRecorder`; :meth:`mean` gives a
-    :class:`LeViTMAD`.
+    """Accumulates the MAD (in input pixels) of every head of a LeViT, in its attention blocks
+    and subsample attentions; use as :class:`~.vit.AttentionDistanceRecorder`.
 
     Args:
         backbone (LeViT): The ancestry.
@@ -162,8 +124,7 @@ class LeViTAttentionDistanceRecorder:
         return self._distances[key]
 
     def _hook(self, stage: int, block: Optional[int]):
-        """A pre-hook adding the MAD of attention block ``block`` of
-        ``stage``, or of its subsample attention (``block`` None)."""
+        """A pre-hook adding the MAD of ``block`` of ``stage`` (None: its subsample attention)."""
 
         def hook(module, args):
             x = args[0].detach()
@@ -211,8 +172,7 @@ class LeViTAttentionDistanceRecorder:
 
 
 class LeViTAncestry(StagedAncestry):
-    """An mmpretrain ``LeViT`` ancestry, before ``switch_to_deploy`` (its
-    BatchNorms apart), with LeViT's HSwish activations and MLPs.
+    """An mmpretrain ``LeViT`` ancestry, not deployed, with HSwish activations and MLPs.
 
     Args:
         backbone (LeViT): The ancestry.
@@ -220,9 +180,8 @@ class LeViTAncestry(StagedAncestry):
     FAMILY = 'LeViT'
 
     def describe(self) -> dict:
-        """Per stage ``embed_dims``, ``key_dims``, ``num_heads``, ``depths``,
-        ``resolutions``; ``attn_ratio``, ``mlp_ratio`` and ``patch_size``
-        (the stem's stride).
+        """Per stage ``embed_dims``, ``key_dims``, ``num_heads``, ``depths``, ``resolutions``;
+        ``attn_ratio``, ``mlp_ratio`` and ``patch_size`` (the stem's stride).
 
         Raises:
             ValueError: The LeViT is deployed, has other activations or no MLPs.
@@ -270,8 +229,7 @@ class LeViTAncestry(StagedAncestry):
                 ffn_groups: Sequence[Groups],
                 centroid: str = 'select',
                 settings: Optional[dict] = None) -> LeViTLearngene:
-        """Condense the LeViT given its MAD, per stage the clusters of every
-        attention block (priority order) and its FFN groups."""
+        """Condense the LeViT given its MAD, per stage every block's clusters and FFN groups."""
         check_centroid(centroid)
         backbone = self.backbone
         ancestry = self.describe()
@@ -307,8 +265,8 @@ class LeViTAncestry(StagedAncestry):
 
 def condense_levit_attention(attn: Attention, clusters: Sequence[HeadCluster],
                              centroid: str) -> LeViTLayer:
-    """The :class:`LeViTLayer` of a LeViT attention block, given its head
-    clusters in priority order (``centroid``: see ``pick_heads``)."""
+    """The :class:`LeViTLayer` of a LeViT attention block, given its head clusters in priority
+    order (``centroid``: see ``pick_heads``)."""
     state = floating_state(attn)
     heads = {
         key: pick_heads(split_heads(state[key], attn.num_heads, axis), clusters, centroid)

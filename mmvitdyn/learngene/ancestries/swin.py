@@ -1,13 +1,5 @@
-"""The Swin Transformer ancestry family (mmpretrain's ``SwinTransformer``).
-
-Per stage, as for a ViT: the heads of every block are clustered on their
-MAD inside the (shifted) windows, adjacent blocks group their FFNs by the
-rule of ``ffn_grouping`` (groups stay inside a stage: widths change between
-stages), and a block keeps per head centroid its Q/K/V rows and biases, its
-W^O columns and *its column of the relative-position-bias table*. The
-learngene also holds each stage's patch merging, the patch embedding (with
-its norm) and the output norms.
-"""
+"""The Swin Transformer ancestry family (mmpretrain's ``SwinTransformer``): its in-window MAD
+recorder, condense (stage by stage) and extract steps."""
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence
 
@@ -32,20 +24,9 @@ SWIN_FFN = {
 
 
 class WindowAttentionDistanceRecorder:
-    """Accumulates the MAD of every head of a Swin Transformer (mmpretrain's
-    ``SwinTransformer``) over the images it sees, inside its windows.
-
-    A query patch attends to the patches of its (shifted) window; d_ij is the
-    distance of the two patches' coordinates in the window times the stage's
-    patch stride in pixels (patch size x 2^stage). In a shifted window,
-    patches from different parts of the image are masked out of each other's
-    attention (their weight is ~0), so their in-window distance does not
-    count. MAD = mean over every query patch of every window of
-    sum_j A_ij d_ij. The feature maps must be whole windows (as Swin's
-    classification grids are: 56, 28, 14, 7 at 224 with windows of 7).
-
-    Use as :class:`~.vit.AttentionDistanceRecorder`; :meth:`mean` gives one
-    (depth_s, heads_s) table per stage.
+    """Accumulates the MAD of every head of a Swin Transformer inside its (shifted) windows, in
+    pixels; the feature maps must be whole windows. Use as
+    :class:`~.vit.AttentionDistanceRecorder`; :meth:`mean` gives one table per stage.
 
     Args:
         backbone (SwinTransformer): The ancestry.
@@ -113,8 +94,7 @@ class WindowAttentionDistanceRecorder:
                 handle.remove()
 
     def mean(self) -> List[torch.Tensor]:
-        """Per stage, (depth_s, heads_s) MAD averaged over every window of
-        the recorded images."""
+        """Per stage, (depth_s, heads_s) MAD averaged over the windows of the recorded images."""
         if self.num_images == 0:
             raise RuntimeError('no images were recorded; run the backbone inside recording()')
         rows = [
@@ -125,8 +105,7 @@ class WindowAttentionDistanceRecorder:
 
 
 class SwinAncestry(StagedAncestry):
-    """An mmpretrain ``SwinTransformer`` ancestry (without absolute position
-    embedding).
+    """An mmpretrain ``SwinTransformer`` ancestry (without absolute position embedding).
 
     Args:
         backbone (SwinTransformer): The ancestry.
@@ -134,9 +113,8 @@ class SwinAncestry(StagedAncestry):
     FAMILY = 'Swin'
 
     def describe(self) -> dict:
-        """``embed_dims``, ``depths``, ``num_heads`` and ``feedforward_channels``
-        per stage, ``window_size``, ``patch_size``, ``patch_resolution``,
-        ``qkv_bias``, ``out_indices``.
+        """``embed_dims``, ``depths``, ``num_heads``, ``feedforward_channels`` per stage,
+        ``window_size``, ``patch_size``, ``patch_resolution``, ``qkv_bias``, ``out_indices``.
 
         Raises:
             ValueError: The Swin has an absolute position embedding.
@@ -170,8 +148,7 @@ class SwinAncestry(StagedAncestry):
                 ffn_groups: Sequence[Sequence[Sequence[int]]],
                 centroid: str = 'select',
                 settings: Optional[dict] = None) -> SwinLearngene:
-        """Condense the Swin given, per stage, its MAD table, the clusters of
-        every block (priority order) and its FFN groups."""
+        """Condense the Swin given, per stage, its MAD, every block's clusters and FFN groups."""
         check_centroid(centroid)
         backbone = self.backbone
         ancestry = self.describe()

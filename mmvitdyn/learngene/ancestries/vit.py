@@ -1,13 +1,5 @@
-"""The ViT ancestry family (mmvitdyn's ``ViT`` and its subclasses).
-
-MAD: the ancestry's forward pass runs once per batch; a hook on each
-attention's fused q/k/v projection turns its output into the heads'
-attention probabilities and their MAD with one batched product per layer,
-against a distance matrix computed once per grid. Condensing clusters the
-heads of every layer and groups the FFNs of adjacent layers over the whole
-depth. The baselines' learngenes (whole blocks; TLEG's theta_A and theta_B)
-are read from ViTs too.
-"""
+"""The ViT ancestry family (mmvitdyn's ``ViT`` and its subclasses): MAD recorder, condense
+and extract steps, and the baselines' learngenes (whole blocks; TLEG's theta_A, theta_B)."""
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -28,9 +20,7 @@ from .base import (Ancestry, CondenseSettings, ancestry_for, check_centroid, clo
 
 
 class AttentionDistanceRecorder:
-    """Accumulates the MAD of every head of a ViT over the images it sees.
-
-    Use as a context around forward passes of the backbone::
+    """Accumulates the MAD of every head of a ViT over the images it sees::
 
         recorder = AttentionDistanceRecorder(backbone)
         with recorder.recording():
@@ -38,12 +28,8 @@ class AttentionDistanceRecorder:
                 backbone(images)
         mad = recorder.mean()  # (num_layers, num_heads)
 
-    Works on any backbone with a ``patch_embed`` (returning tokens and grid),
-    ``patch_size``, ``num_prefix_tokens`` and ``blocks`` with one
-    :class:`Attention` each: mmvitdyn's ViT and its subclasses.
-
     Args:
-        backbone (nn.Module): The ancestry backbone.
+        backbone (nn.Module): mmvitdyn's ViT or a subclass.
     """
 
     def __init__(self, backbone: nn.Module):
@@ -133,9 +119,8 @@ class ViTAncestry(Ancestry):
     """
 
     def block_state(self, index: int) -> Tensors:
-        """Block ``index``'s state dict as a plain ViT block's: the tensors it
-        holds and those the backbone supplies it (tied or expanded weights, see
-        ``ViT.block_tensors``, detached) in place of their owners'."""
+        """Block ``index``'s state dict as a plain ViT block's, the tensors the backbone supplies
+        it (``ViT.block_tensors``, detached) in place of their owners'."""
         block = self.backbone.blocks[index]
         supplied = self.backbone.block_tensors(index)
         owners = tuple(f'{name}.' for name, module in block.named_modules()
@@ -148,11 +133,8 @@ class ViTAncestry(Ancestry):
         return state
 
     def describe(self) -> dict:
-        """``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``,
-        ``feedforward_channels``, ``patch_size``, ``patch_resolution`` (the
-        grid its position embedding is for), ``num_extra_tokens`` (the
-        prefix tokens: 0 without a class token), ``qkv_bias`` and the family
-        (:meth:`family`)."""
+        """``embed_dims``, ``num_layers``, ``num_heads``, ``head_dim``, ``feedforward_channels``,
+        ``patch_size``, ``patch_resolution``, ``num_extra_tokens``, ``qkv_bias`` and the family."""
         backbone = self.backbone
         attn = backbone.blocks[0].attn
         state = self.block_state(0)
@@ -169,16 +151,13 @@ class ViTAncestry(Ancestry):
             **self.family())
 
     def family(self) -> dict:
-        """The ViT arguments of the ancestry's family, read from its modules:
-        ``norm_eps`` (of every LayerNorm), ``act_cfg`` (of every MLP),
-        ``pre_norm``, ``layer_scale_init_value`` (None without layer
-        scales), ``num_reg_tokens`` and ``dist_token``.
+        """The ViT arguments of the ancestry's family, read from its modules: ``norm_eps``,
+        ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``, ``num_reg_tokens``, ``dist_token``.
 
         Raises:
-            ValueError: A setting a descendant could not reproduce (named):
-                norms other than LayerNorm or of several eps, an activation
-                not in ``ACTIVATIONS`` (GELU: exact) or differing between
-                blocks, layer scales in some blocks only.
+            ValueError: A setting a descendant could not reproduce (named): norms other than
+                LayerNorm or of several eps, an activation not in ``ACTIVATIONS`` or differing
+                between blocks, layer scales in some blocks only.
         """
         backbone = self.backbone
         name = type(backbone).__name__
@@ -217,15 +196,13 @@ class ViTAncestry(Ancestry):
 
     @staticmethod
     def _activation(act: nn.Module) -> str:
-        """The ``act_cfg`` type of an MLP's activation module (its class name;
-        'GELU (approximate=tanh)' for tanh-approximated GELU)."""
+        """The ``act_cfg`` type of an MLP's activation ('GELU (approximate=tanh)' for tanh GELU)."""
         if isinstance(act, nn.GELU) and act.approximate != 'none':
             return f'GELU (approximate={act.approximate})'
         return type(act).__name__
 
     def stem(self) -> Tuple[Tensors, Tensors]:
-        """Detached copies of the ancestry's stem tensors (``is_stem_param``)
-        and of its final norm's state (empty without one)."""
+        """Detached copies of the stem tensors (``is_stem_param``) and the final norm's state."""
         backbone = self.backbone
         embeddings = {
             key: value.detach().clone()
@@ -258,9 +235,7 @@ class ViTAncestry(Ancestry):
             mad (Tensor): (num_layers, num_heads) MAD table.
             clusters: Per layer, head clusters in priority order.
             ffn_groups: Partition of the layers (see ``group_ffns``).
-            centroid (str): 'select' takes each cluster's representative head
-                and each group's first FFN; 'average' averages the members'
-                parameters (Q/K/V rows and biases, W^O slices; FFN weights).
+            centroid (str): 'select' (representative head, group's first FFN) or 'average'.
             settings (dict, optional): Recorded as is.
         """
         check_centroid(centroid)
@@ -295,9 +270,8 @@ class ViTAncestry(Ancestry):
 
     @torch.no_grad()
     def extract_blocks(self, method: str, settings: Optional[dict] = None) -> BlockLearngene:
-        """The Heuristic- or Auto-Learngene learngene (``method`` 'heuristic'
-        or 'auto'): the blocks :func:`learngene_blocks` names, whole, and
-        the stem and final norm (:meth:`stem`)."""
+        """The Heuristic- or Auto-Learngene learngene (``method``): the blocks
+        :func:`learngene_blocks` names, whole, and the stem and final norm."""
         layers = learngene_blocks(method, len(self.backbone.blocks))
         blocks = [clone_state(self.block_state(index)) for index in layers]
         learngene = BlockLearngene(method, self.describe(), tuple(layers), blocks, *self.stem(),
@@ -307,8 +281,7 @@ class ViTAncestry(Ancestry):
 
     @torch.no_grad()
     def extract_expansion(self, settings: Optional[dict] = None) -> TLEGLearngene:
-        """The TLEG learngene: theta_A and theta_B of a (trained) Aux-Net,
-        and its stem and final norm (:meth:`stem`).
+        """The TLEG learngene: theta_A, theta_B, stem and final norm of a trained Aux-Net.
 
         Raises:
             ValueError: The backbone is not a :class:`LinearExpansionViT`.

@@ -1,5 +1,4 @@
-"""Learngene files, one module per kind: Cluster-Learngene of a ViT, a Swin
-and a LeViT ancestry, the block baselines (Heuristic, Auto) and TLEG."""
+"""Learngene files, one module per kind (ViT, Swin, LeViT; block baselines, TLEG)."""
 from .block import BlockLearngene, block_sources, learngene_blocks
 from .layers import FFNGroup, LearngeneLayer
 from .levit import LeViTLayer, LeViTLearngene, LeViTStage

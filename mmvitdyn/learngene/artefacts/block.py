@@ -1,22 +1,5 @@
-"""The learngenes of the Heuristic- and Auto-Learngene baselines: whole
-blocks of the ancestry.
-
-- Heuristic-Learngene (Wang et al., 2022) takes the ancestry's last three
-  blocks as the learngene. A descendant stacks them, in order, on top of
-  randomly initialised lower layers: in an L-layer descendant, layers
-  L-3..L-1 inherit them (a descendant of fewer than 3 layers takes the
-  last of them).
-- Auto-Learngene (Wang et al., 2023) as the Cluster-Learngene paper
-  compares it: blocks 0-5 of the ancestry. A descendant's layers 0-5 inherit
-  them in order and its deeper layers are random.
-
-A block is inherited whole, at the ancestry's width and heads (norms,
-Q/K/V with biases, W^O, FFN, layer scales). As in the Cluster-Learngene
-paper's comparison, which loads the ancestry without the dropped blocks and
-the classifier, the learngene also holds the ancestry's embeddings and
-final norm: a descendant inherits them, and only its other layers and its
-classifier start random.
-"""
+"""The learngenes of the Heuristic- (the ancestry's last three blocks) and Auto-Learngene
+(blocks 0-5) baselines: whole blocks, with the ancestry's stem and final norm."""
 from dataclasses import dataclass, field
 from typing import ClassVar, List, Optional, Tuple
 
@@ -43,12 +26,8 @@ def learngene_blocks(method: str, depth: int) -> List[int]:
 
 
 def block_sources(method: str, num_blocks: int, num_layers: int) -> List[Optional[int]]:
-    """Learngene block of each of ``num_layers`` descendant layers (None: random).
-
-    ``'heuristic'``: the blocks sit on top (the last layers); ``'auto'``: at
-    the bottom (the first layers). Shallower descendants keep the blocks
-    nearest their end (heuristic: the last ones; auto: the first ones).
-    """
+    """Learngene block of each of ``num_layers`` descendant layers (None: random):
+    ``'heuristic'`` the last layers, ``'auto'`` the first."""
     if num_layers < 1:
         raise ValueError(f'num_layers={num_layers} must be >= 1')
     if method == 'heuristic':
@@ -67,10 +46,8 @@ class BlockLearngene(LearngeneFile):
         method (str): 'heuristic' or 'auto'.
         ancestry (dict): The ancestry's architecture (``ViTAncestry.describe``).
         layers (tuple[int]): The ancestry block each of ``blocks`` is.
-        blocks (list[dict]): Block state dicts (``norm1.weight``,
-            ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
-        embeddings (dict): The ancestry's stem (see
-            :class:`~.vit.Learngene`); empty in a version-1 file.
+        blocks (list[dict]): Block state dicts (see :func:`~.vit.block_shapes`).
+        embeddings (dict): The ancestry's stem; empty in a version-1 file.
         final_norm (dict): State dict of its final norm (empty if none).
         settings (dict): How it was made (recorded as is).
     """
@@ -108,8 +85,7 @@ class BlockLearngene(LearngeneFile):
                 f'{self.num_parameters() / 1e6:.3f}M parameters')
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first missing, mistyped or
-        mis-shaped field."""
+        """Raise ``ValueError`` naming the first missing, mistyped or mis-shaped field."""
         expect_type(self.method, str, 'method')
         a = validate_ancestry(self.ancestry)
         expected = tuple(learngene_blocks(self.method, a['num_layers']))
@@ -129,8 +105,7 @@ class BlockLearngene(LearngeneFile):
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
-        """Version 1: a DeiT's family (see :func:`~.vit.upgrade_ancestry`),
-        the blocks alone (no embeddings, no final norm)."""
+        """Version 1: a DeiT's family, the blocks alone (no embeddings, no final norm)."""
         data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
         data['embeddings'], data['final_norm'] = {}, {}
         warn_version_1(str(data.get('method')), 'embeddings and final norm')

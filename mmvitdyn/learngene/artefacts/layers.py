@@ -1,6 +1,5 @@
-"""The parts of a Cluster-Learngene learngene (of a ViT, a Swin or a LeViT):
-one condensed attention layer, one FFN group, one stage; their checks and
-file entries."""
+"""The parts of a Cluster-Learngene learngene (ViT, Swin, LeViT): a condensed attention
+layer, an FFN group, a stage; their checks and file entries."""
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -60,8 +59,7 @@ class FFNGroup:
 
 def validate_layer(layer, where: str, num_heads: int, embed_dims: int, head_dim: int,
                    qkv_bias: bool) -> None:
-    """Check a :class:`LearngeneLayer` of an ancestry layer with ``num_heads``
-    heads of ``head_dim`` in ``embed_dims``."""
+    """Check a :class:`LearngeneLayer` of ``num_heads`` heads of ``head_dim`` in ``embed_dims``."""
     c, d = embed_dims, head_dim
     expect_type(layer, LearngeneLayer, where)
     validate_clusters(layer.clusters, where, num_heads)
@@ -89,9 +87,8 @@ def validate_ffn_groups(groups,
                         embed_dims: int,
                         ffn_channels: int,
                         shapes_of: Callable[[int, int], dict] = ffn_shapes) -> None:
-    """Check FFN groups: a partition of layers 0..num_layers-1 in order, each
-    with an FFN of ``embed_dims`` -> ``ffn_channels`` -> ``embed_dims``
-    whose tensors are ``shapes_of(embed_dims, ffn_channels)`` (key -> shape)."""
+    """Check FFN groups: a partition of layers 0..num_layers-1 in order, each FFN's tensors of
+    ``shapes_of(embed_dims, ffn_channels)`` (key -> shape)."""
     shapes = shapes_of(embed_dims, ffn_channels)
     expect_type(groups, list, where)
     covered = []
@@ -112,9 +109,8 @@ def validate_ffn_groups(groups,
 
 
 def layer_to_dict(layer) -> dict:
-    """File entry of a condensed layer (a dataclass with ``clusters``: a
-    :class:`LearngeneLayer`, a subclass, a LeViT's): its clusters as plain
-    data, its tensors, its dicts of tensors (norms ...) copied."""
+    """File entry of a condensed layer (a dataclass with ``clusters``): clusters as plain data,
+    tensors, dicts of tensors copied."""
     data = _fields_to_dict(layer)
     data['clusters'] = [
         dict(members=list(c.members), mad=c.mad, representative=c.representative)
@@ -124,8 +120,7 @@ def layer_to_dict(layer) -> dict:
 
 
 def layer_from_dict(data: dict, where: str, layer_class: type = LearngeneLayer):
-    """A ``layer_class`` (a dataclass with ``clusters`` first) from
-    :func:`layer_to_dict`'s entry at ``where``."""
+    """A ``layer_class`` (a dataclass, ``clusters`` first) from :func:`layer_to_dict`'s entry."""
     clusters = [
         HeadCluster(
             _as_tuple(require(c, 'members', f'{where}.clusters[{j}]')),
@@ -146,12 +141,9 @@ def ffn_group_from_dict(data: dict, where: str) -> FFNGroup:
 
 
 class StagedLearngene:
-    """What a learngene in stages (a Swin's, a LeViT's) does alike: its
-    ``stages`` field holds ``STAGE`` dataclasses with ``mad``, ``layers``
-    (``LAYER`` dataclasses) and ``ffn_groups``; its ``ancestry`` has
-    ``depths`` and ``num_heads`` per stage. A base of the learngene's
-    dataclass, before :class:`~..file_format.LearngeneFile`, which gives
-    :meth:`architecture` (a summary line) and :meth:`num_parameters`."""
+    """What learngenes in stages (Swin, LeViT) share: ``stages`` of ``STAGE`` dataclasses with
+    ``mad``, ``layers`` (``LAYER``) and ``ffn_groups``; ``ancestry`` with per-stage ``depths``
+    and ``num_heads``; the subclass gives ``architecture()`` (a line) and ``num_parameters()``."""
     STAGE: ClassVar[type]
     LAYER: ClassVar[type]
 
@@ -160,14 +152,13 @@ class StagedLearngene:
         return [[layer.num_centroids for layer in stage.layers] for stage in self.stages]
 
     def mad_columns(self) -> List[Tuple[str, torch.Tensor, Sequence[HeadCluster]]]:
-        """(label ``stage.block``, MAD of its heads, clusters) of every block,
-        for :func:`plot_mad`."""
+        """(label ``stage.block``, MAD of its heads, clusters) of every block, for ``plot_mad``."""
         return [(f'{s}.{b}', stage.mad[b], layer.clusters) for s, stage in enumerate(self.stages)
                 for b, layer in enumerate(stage.layers)]
 
     def summary(self) -> str:
-        """The architecture, the settings, per stage the centroids per block
-        and the FFN groups of several blocks, and the inherited parameters."""
+        """Architecture, settings, per stage the centroids per block and the FFN groups of several
+        blocks, and the inherited parameters."""
         lines = [self.architecture(), 'settings: ' + format_settings(self.settings)]
         for index, stage in enumerate(self.stages):
             multi = [list(g.layers) for g in stage.ffn_groups if len(g.layers) > 1]
@@ -178,9 +169,8 @@ class StagedLearngene:
         return '\n'.join(lines)
 
     def validate_stages(self) -> Iterator[Tuple[str, int, Any]]:
-        """Check that ``stages`` holds one ``STAGE`` per ancestry stage, each
-        with a finite (depth, heads) MAD table and one layer per block; yield
-        (its field, its index, the stage) for the family's further checks."""
+        """Check one ``STAGE`` per ancestry stage, each with a finite (depth, heads) MAD and one
+        layer per block; yield (field, index, stage) for the family's further checks."""
         depths, heads = self.ancestry['depths'], self.ancestry['num_heads']
         expect_type(self.stages, list, 'stages')
         if len(self.stages) != len(depths):
@@ -212,8 +202,7 @@ class StagedLearngene:
 
 
 def expect_stage_lists(ancestry: dict, keys: Sequence[str]) -> int:
-    """Every ``ancestry[key]`` is a list of one int >= 1 per stage (as many
-    as ``ancestry['depths']`` has); returns the number of stages."""
+    """Every ``ancestry[key]`` is a list of one int >= 1 per stage; returns the stage count."""
     stages = len(ancestry['depths']) if isinstance(ancestry['depths'], list) else 0
     for key in keys:
         value = ancestry[key]
@@ -226,9 +215,8 @@ def expect_stage_lists(ancestry: dict, keys: Sequence[str]) -> int:
 
 
 def stage_to_dict(stage) -> dict:
-    """File entry of a stage (a dataclass with ``layers`` and ``ffn_groups``:
-    a Swin's, a LeViT's): its layers and FFN groups as their entries, its
-    other fields as they are (dicts copied)."""
+    """File entry of a stage (a dataclass with ``layers``, ``ffn_groups``): layers and groups
+    as their entries, other fields as they are (dicts copied)."""
     data = _fields_to_dict(stage)
     data['layers'] = [layer_to_dict(layer) for layer in stage.layers]
     data['ffn_groups'] = [ffn_group_to_dict(group) for group in stage.ffn_groups]
@@ -236,8 +224,7 @@ def stage_to_dict(stage) -> dict:
 
 
 def stage_from_dict(data: dict, where: str, stage_class: type, layer_class: type):
-    """A ``stage_class`` of ``layer_class`` layers from :func:`stage_to_dict`'s
-    entry at ``where``."""
+    """A ``stage_class`` of ``layer_class`` layers from :func:`stage_to_dict`'s entry."""
     layers = [
         layer_from_dict(layer, f'{where}.layers[{i}]', layer_class)
         for i, layer in enumerate(require(data, 'layers', where, list))
@@ -264,8 +251,8 @@ def _as_tuple(value):
 
 
 def validate_clusters(clusters, where: str, num_heads: int) -> None:
-    """Clusters with disjoint, ascending members in range, a representative
-    among them and a finite MAD."""
+    """Clusters with disjoint, ascending members in range, a representative among them and a
+    finite MAD."""
     expect_type(clusters, list, f'{where}.clusters')
     if not clusters:
         raise ValueError(f'learngene {where}.clusters is empty: the layer has no head centroid')

@@ -1,17 +1,6 @@
-"""The Cluster-Learngene learngene of a LeViT ancestry (mmpretrain's ``LeViT``).
-
-Per stage: the MAD table of its attention blocks, every attention block
-condensed to its head centroids (priority order), the stage's FFN groups
-(inside the stage: widths change between stages) and, before every stage
-but the first, the subsample attention and its MLP, whole, with their MAD.
-Plus the convolutional stem. LeViT computes with ``LinearBatchNorm``
-layers (a bias-free linear map, then a BatchNorm): a centroid keeps its
-rows of the Q/K/V map with its BatchNorm channels (affine parameters and
-running statistics), its columns of W^O and its row of attention biases;
-the BatchNorm after W^O is the block's. The BatchNorm statistics are held
-with the weights, so that a descendant computes as the ancestry does in
-evaluation as well as in training.
-"""
+"""The Cluster-Learngene learngene of a LeViT ancestry (mmpretrain's ``LeViT``): per stage
+its condensed attention blocks (with BatchNorm channels and statistics), FFN groups and
+subsample attention; the convolutional stem."""
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, Optional, Tuple
 
@@ -47,8 +36,8 @@ def merge_heads(tensor: torch.Tensor, axis: int) -> torch.Tensor:
 
 
 def mlp_shapes(embed_dims: int, hidden: int) -> Dict[str, Tuple[int, ...]]:
-    """Key -> shape of a LeViT MLP's state (C -> F -> C, each map a
-    ``LinearBatchNorm``), BatchNorm statistics included."""
+    """Key -> shape of a LeViT MLP's state (C -> F -> C, ``LinearBatchNorm`` maps, statistics
+    included)."""
     shapes = {'linear1.linear.weight': (hidden, embed_dims)}
     shapes.update({f'linear1.bn.{key}': (hidden, ) for key in BN_KEYS})
     shapes['linear2.linear.weight'] = (embed_dims, hidden)
@@ -60,9 +49,8 @@ MLP_KEYS = tuple(mlp_shapes(1, 1))
 
 
 def head_shapes(ancestry: dict, stage: int) -> Dict[str, Tuple[int, ...]]:
-    """Key of :data:`HEAD_AXES` -> shape of one head's slice in ``stage``:
-    Q/K/V rows (2 key_dim + value dim), W^O columns (C, value dim), and the
-    bias row over the stage's r^2 grid offsets."""
+    """Key of :data:`HEAD_AXES` -> shape of one head's slice in ``stage``: Q/K/V rows, W^O
+    columns (C, value dim), bias row over the stage's r^2 grid offsets."""
     c, kd = ancestry['embed_dims'][stage], ancestry['key_dims'][stage]
     rows = 2 * kd + ancestry['attn_ratio'] * kd
     shapes = {'qkv.linear.weight': (rows, c)}
@@ -73,8 +61,7 @@ def head_shapes(ancestry: dict, stage: int) -> Dict[str, Tuple[int, ...]]:
 
 
 def downsample_heads(ancestry: dict, stage: int) -> int:
-    """Heads of the subsample attention before ``stage`` (LeViT: the previous
-    stage's width over the key width)."""
+    """Heads of the subsample attention before ``stage`` (previous width over the key width)."""
     return ancestry['embed_dims'][stage - 1] // ancestry['key_dims'][stage]
 
 
@@ -89,10 +76,8 @@ class LeViTLayer:
 
     Args:
         clusters (list[HeadCluster]): Head clusters in priority order.
-        heads (dict): Key of :data:`HEAD_AXES` -> (c, ...): that entry's
-            slice of every centroid (shapes: :func:`head_shapes`).
-        proj_bn (dict): The BatchNorm after W^O (``weight``, ``bias``,
-            ``running_mean``, ``running_var``; (C, ) each).
+        heads (dict): Key of :data:`HEAD_AXES` -> (c, ...), every centroid's slice.
+        proj_bn (dict): The BatchNorm after W^O (weight, bias, running mean, var; (C, ) each).
     """
     clusters: List[HeadCluster]
     heads: Tensors
@@ -105,11 +90,9 @@ class LeViTLayer:
 
 @dataclass
 class LeViTStage:
-    """One stage: ``mad`` (depth, heads) of its attention blocks, its
-    ``layers``, its ``ffn_groups`` (block indices within the stage), and the
-    state of the subsample attention before it (``downsample``), of that
-    attention's MLP (``downsample_mlp``) and their MAD (``downsample_mad``,
-    (heads, )); empty and None in the first stage."""
+    """One stage: ``mad`` (depth, heads), ``layers``, ``ffn_groups`` (indices in the stage),
+    and its subsample attention's ``downsample``, ``downsample_mlp``, ``downsample_mad``
+    (heads, ) (empty and None in the first stage)."""
     mad: torch.Tensor
     layers: List[LeViTLayer]
     ffn_groups: List[FFNGroup]
@@ -124,13 +107,10 @@ class LeViTStage:
 
 @dataclass
 class LeViTLearngene(StagedLearngene, LearngeneFile):
-    """The condensed LeViT ancestry; see the module docstring.
+    """The condensed LeViT ancestry.
 
     Args:
-        ancestry (dict): Per stage ``embed_dims``, ``key_dims``,
-            ``num_heads``, ``depths``, ``resolutions`` (grid side); and
-            ``attn_ratio``, ``mlp_ratio``, ``patch_size`` (the stem's stride
-            in pixels). See ``LeViTAncestry.describe``.
+        ancestry (dict): See ``LeViTAncestry.describe``.
         settings (dict): How it was made.
         embeddings (dict): The state of the convolutional stem.
         stages (list[LeViTStage]): One per stage.
@@ -211,8 +191,7 @@ class LeViTLearngene(StagedLearngene, LearngeneFile):
 
 
 def _expect_state(state, where: str) -> None:
-    """A non-empty dict of finite floating tensors (their shapes are checked
-    when a descendant inherits them)."""
+    """A non-empty dict of finite floating tensors (shapes checked on inheriting)."""
     expect_type(state, dict, where)
     if not state:
         raise ValueError(f'learngene {where} is empty')

@@ -1,13 +1,6 @@
-"""The Cluster-Learngene learngene of a Swin Transformer ancestry
-(mmpretrain's ``SwinTransformer``).
-
-Per stage: the MAD table, every block condensed as a ViT layer is (head
-centroids in priority order with their Q/K/V rows and biases and W^O
-columns) plus each centroid's column of the relative-position-bias table,
-the stage's FFN groups (inside the stage: widths change between stages)
-and its patch merging. Plus the patch embedding (with its norm) and the
-output norms.
-"""
+"""The Cluster-Learngene learngene of a Swin Transformer ancestry (mmpretrain's
+``SwinTransformer``): per stage its condensed blocks (with rel-pos-bias columns), FFN groups
+and patch merging; the patch embedding and output norms."""
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List
 
@@ -25,16 +18,14 @@ SWIN_ANCESTRY_KEYS = ('embed_dims', 'depths', 'num_heads', 'feedforward_channels
 
 @dataclass
 class WindowLearngeneLayer(LearngeneLayer):
-    """A :class:`LearngeneLayer` of window attention, with ``rel_pos_bias``
-    (c, (2Wh-1)(2Ww-1)): each centroid's column of the relative-position-bias table."""
+    """A :class:`LearngeneLayer` of window attention with ``rel_pos_bias`` (c, (2Wh-1)(2Ww-1))."""
     rel_pos_bias: torch.Tensor
 
 
 @dataclass
 class SwinStage:
-    """One stage: ``mad`` (depth, heads), its ``layers``, its ``ffn_groups``
-    (block indices within the stage) and its patch merging's state
-    (``downsample``; empty for the last stage)."""
+    """One stage: ``mad`` (depth, heads), ``layers``, ``ffn_groups`` (indices in the stage) and
+    its patch merging's state ``downsample`` (empty for the last stage)."""
     mad: torch.Tensor
     layers: List[WindowLearngeneLayer]
     ffn_groups: List[FFNGroup]
@@ -53,7 +44,7 @@ def head_dims(ancestry: dict) -> List[int]:
 
 @dataclass
 class SwinLearngene(StagedLearngene, LearngeneFile):
-    """The condensed Swin ancestry; see the module docstring.
+    """The condensed Swin ancestry.
 
     Args:
         ancestry (dict): See ``SwinAncestry.describe``.

@@ -1,15 +1,5 @@
-"""The learngene of TLEG, a baseline of Cluster-Learngene (Transformer as
-Linear Expansion of learnGene, Xia et al., AAAI 2024): theta_A and theta_B.
-
-Layer l (0-based) of an L-layer descendant starts from the expansion
-``theta_A + c_l theta_B`` with ``c_l = l / L``
-(:func:`~mmvitdyn.models.backbones.expansion_coefficients`); theta_A and
-theta_B are taken from a trained Aux-Net
-(:class:`~mmvitdyn.models.backbones.LinearExpansionViT`). The learngene
-also holds the Aux-Net's embeddings and final norm, which a descendant
-inherits as TLEG's public code does (it loads the position and patch
-embeddings and the final norm with the expanded layers).
-"""
+"""The learngene of TLEG (Xia et al., AAAI 2024), a baseline of Cluster-Learngene: theta_A,
+theta_B, stem and final norm of a trained Aux-Net; layer l starts as theta_A + l / L theta_B."""
 from dataclasses import dataclass, field
 from typing import ClassVar, List, Tuple
 
@@ -27,10 +17,8 @@ class TLEGLearngene(LearngeneFile):
 
     Args:
         ancestry (dict): The Aux-Net's architecture (``ViTAncestry.describe``).
-        theta_a, theta_b (dict): Block state dicts (``norm1.weight``,
-            ``attn.qkv.weight`` (3HD, C), ``mlp.fc1.weight`` (F, C) ...).
-        embeddings (dict): The Aux-Net's stem (see
-            :class:`~.vit.Learngene`); empty in a version-1 file.
+        theta_a, theta_b (dict): Block state dicts (see :func:`~.vit.block_shapes`).
+        embeddings (dict): The Aux-Net's stem; empty in a version-1 file.
         final_norm (dict): State dict of its final norm (empty if none).
         settings (dict): How it was made (recorded as is).
     """
@@ -69,8 +57,7 @@ class TLEGLearngene(LearngeneFile):
                 f'theta_A and theta_B, {self.num_parameters() / 1e6:.3f}M parameters')
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first missing, mistyped or
-        mis-shaped field."""
+        """Raise ``ValueError`` naming the first missing, mistyped or mis-shaped field."""
         a = validate_ancestry(self.ancestry)
         validate_block(self.theta_a, 'theta_a', a)
         validate_block(self.theta_b, 'theta_b', a)
@@ -80,11 +67,8 @@ class TLEGLearngene(LearngeneFile):
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
-        """Versions 1 and 2 were extracted from an Aux-Net that expanded with
-        c_l = l / (L - 1): theta_B is rescaled by L / (L - 1) so that the
-        Aux-Net's own L layers are unchanged under c_l = l / L. Version 1
-        also lacks a DeiT's family (see :func:`~.vit.upgrade_ancestry`), the
-        embeddings and the final norm."""
+        """Versions 1 and 2 (expanded with c_l = l / (L - 1)): theta_B times L / (L - 1); version 1
+        also has a DeiT's family and no embeddings or final norm."""
         if data['version'] == 1:
             data['ancestry'] = upgrade_ancestry(data.get('ancestry'))
             data['embeddings'], data['final_norm'] = {}, {}

@@ -1,16 +1,5 @@
-"""The Cluster-Learngene learngene of a ViT ancestry, and the ViT ancestry
-description that the ViT-family learngenes (this one, the block and TLEG
-baselines) record.
-
-A learngene holds what descendants inherit from the ancestry: per layer the
-head centroids in priority order (per head Q/K/V rows and biases, the
-head's W^O column slice), the layer's W^O bias, norms and layer scales; the
-FFN groups, each with one FFN; the embeddings (patch embedding, class,
-distillation and register tokens, position embedding, pre-norm) and final
-norm; plus the ancestry's architecture (widths, heads, and the settings of
-its family: activation, norm eps, layer scale, pre-norm, prefix tokens), the
-MAD table, the clusters (members, MAD) and the settings that produced them.
-"""
+"""The Cluster-Learngene learngene of a ViT ancestry (:class:`Learngene`), and the ViT
+ancestry description that the ViT-family learngenes (this one, block, TLEG) record."""
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, Sequence, Tuple
@@ -45,12 +34,9 @@ LAYER_SCALE_KEYS = ('ls1.gamma', 'ls2.gamma')
 
 
 def validate_ancestry(ancestry) -> dict:
-    """Check a ViT ancestry description (:class:`~..ancestries.ViTAncestry`'s
-    ``describe()``: ``embed_dims``, ``num_layers``, ``num_heads``,
-    ``head_dim``, ``feedforward_channels``, ``patch_size``,
-    ``patch_resolution``, ``num_extra_tokens``, ``qkv_bias`` and the family
-    settings ``norm_eps``, ``act_cfg``, ``pre_norm``,
-    ``layer_scale_init_value``, ``num_reg_tokens``, ``dist_token``); returns it."""
+    """Check a ViT ancestry description (``ViTAncestry.describe()``: widths, heads, patches,
+    prefix tokens, ``qkv_bias`` and the family settings ``norm_eps``, ``act_cfg``,
+    ``pre_norm``, ``layer_scale_init_value``, ``num_reg_tokens``, ``dist_token``); returns it."""
     expect_type(ancestry, dict, 'ancestry')
     for key in ANCESTRY_KEYS:
         if key not in ancestry:
@@ -92,8 +78,7 @@ def _expect_number(value, field: str, positive: bool = False) -> None:
 
 
 def upgrade_ancestry(ancestry) -> dict:
-    """A version-1 ancestry entry with the family every version-1 learngene
-    was built and inherited with (:data:`VERSION_1_FAMILY`).
+    """A version-1 ancestry entry with a DeiT's family (:data:`VERSION_1_FAMILY`).
 
     Raises:
         ValueError: Its prefix tokens are not those of a (distilled) DeiT.
@@ -115,17 +100,15 @@ def warn_version_1(kind: str, missing: str) -> None:
 
 
 def has_class_token(ancestry: dict) -> bool:
-    """Whether the ancestry has a class token: its prefix tokens are more than
-    its distillation token and registers (a ViT without a class token has
-    neither)."""
+    """Whether the ancestry has a class token (more prefix tokens than distillation token and
+    registers)."""
     return ancestry['num_extra_tokens'] > ancestry['dist_token'] + ancestry['num_reg_tokens']
 
 
 def vit_arguments(ancestry: dict) -> dict:
-    """The arguments of mmvitdyn's ``ViT`` that make a descendant compute as
-    the ancestry does (besides widths and heads): ``qkv_bias``, ``norm_cfg``,
-    ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``,
-    ``num_reg_tokens``, ``dist_token``, ``class_token``."""
+    """The ``ViT`` arguments that make a descendant compute as the ancestry does (besides widths
+    and heads): ``qkv_bias``, ``norm_cfg``, ``act_cfg``, ``pre_norm``,
+    ``layer_scale_init_value``, ``num_reg_tokens``, ``dist_token``, ``class_token``."""
     return dict(
         class_token=has_class_token(ancestry),
         qkv_bias=ancestry['qkv_bias'],
@@ -138,11 +121,8 @@ def vit_arguments(ancestry: dict) -> dict:
 
 
 def embedding_shapes(ancestry: dict) -> Dict[str, Tuple]:
-    """Key -> shape of the ancestry's stem (``ViT.is_stem_param``): the patch
-    projection (with a bias unless ``pre_norm``), the class token (if any),
-    the distillation token, the registers, the position embedding (class and
-    distillation token and patches) and ``norm_pre`` (with ``pre_norm``);
-    None: any size on that axis (the image channels)."""
+    """Key -> shape of the ancestry's stem (``ViT.is_stem_param``: patch projection, tokens,
+    position embedding, ``norm_pre``); None: any size on that axis (the image channels)."""
     c, p, grid = ancestry['embed_dims'], ancestry['patch_size'], ancestry['patch_resolution']
     class_token = has_class_token(ancestry)
     positions = class_token + ancestry['dist_token'] + grid[0] * grid[1]
@@ -162,8 +142,8 @@ def embedding_shapes(ancestry: dict) -> Dict[str, Tuple]:
 
 
 def validate_embeddings(embeddings, ancestry: dict, optional: bool = False) -> None:
-    """Check the ``embeddings``: every key of :func:`embedding_shapes` with
-    its shape and no other (or none at all if ``optional``)."""
+    """Check the ``embeddings``: every key of :func:`embedding_shapes` with its shape and no
+    other (or none at all if ``optional``)."""
     expect_type(embeddings, dict, 'embeddings')
     if optional and not embeddings:
         return
@@ -171,10 +151,9 @@ def validate_embeddings(embeddings, ancestry: dict, optional: bool = False) -> N
 
 
 def block_shapes(ancestry: dict) -> Dict[str, Tuple[int, ...]]:
-    """Key -> shape of the state dict of one block of the ancestry (C wide,
-    H heads of D, FFN F): norms, ``attn.qkv`` (3HD, C), ``attn.proj`` (C, HD),
-    ``mlp.fc1`` (F, C), ``mlp.fc2`` (C, F), with their biases, and the
-    layer scales ``ls1.gamma``, ``ls2.gamma`` (C, ) of a family with them."""
+    """Key -> shape of one block's state dict (C wide, H heads of D, FFN F): norms,
+    ``attn.qkv`` (3HD, C), ``attn.proj`` (C, HD), ``mlp.fc1`` (F, C), ``mlp.fc2`` (C, F), with
+    biases, and ``ls1.gamma``, ``ls2.gamma`` (C, ) of a family with layer scales."""
     c, inner, f = ancestry['embed_dims'], ancestry['num_heads'] * ancestry['head_dim'], \
         ancestry['feedforward_channels']
     shapes = {
@@ -199,8 +178,7 @@ def layer_scale_shapes(ancestry: dict) -> Dict[str, Tuple[int]]:
 
 
 def validate_block(state, field: str, ancestry: dict) -> None:
-    """Check a whole block's state dict: every key of :func:`block_shapes`
-    with its shape, and no other."""
+    """Check a whole block's state dict: every key of :func:`block_shapes`, its shape, no other."""
     _expect_exactly(state, block_shapes(ancestry), field, ancestry)
 
 
@@ -218,28 +196,17 @@ def _expect_exactly(state, shapes: Dict[str, Tuple], field: str, ancestry: dict)
 
 @dataclass
 class Learngene(LearngeneFile):
-    """A ViT ancestry condensed by Cluster-Learngene; see the module docstring.
+    """A ViT ancestry condensed by Cluster-Learngene.
 
     Args:
-        ancestry (dict): ``embed_dims``, ``num_layers``, ``num_heads``,
-            ``head_dim``, ``feedforward_channels``, ``patch_size``,
-            ``patch_resolution`` (the grid its position embedding is for),
-            ``num_extra_tokens``, ``qkv_bias`` and the family settings
-            (see :func:`validate_ancestry`).
-        settings (dict): How it was made (clustering method, eps,
-            min_samples, k, centroid, FFN rule, number of images ...).
+        ancestry (dict): The architecture (see :func:`validate_ancestry`).
+        settings (dict): How it was made (clustering method, eps, centroid, images ...).
         mad (Tensor): (num_layers, num_heads) MAD table in pixels.
-        embeddings (dict): The ancestry's stem (``ViT.is_stem_param``, see
-            :func:`embedding_shapes`).
+        embeddings (dict): The ancestry's stem (see :func:`embedding_shapes`).
         final_norm (dict): State dict of the final norm (empty if none).
         layers (list[LearngeneLayer]): One per ancestry layer.
-        layer_scales (list[dict]): Per ancestry layer, its ``ls1.gamma`` and
-            ``ls2.gamma`` (C, ) (empty dicts for a family without them).
+        layer_scales (list[dict]): Per layer ``ls1.gamma`` and ``ls2.gamma`` (C, ), or empty.
         ffn_groups (list[FFNGroup]): A partition of the layers, in order.
-
-    A version-1 file (before the family and layer scales were recorded)
-    reads as a DeiT's (:data:`VERSION_1_FAMILY`), what its descendants
-    were built as.
     """
     FILE_FORMAT: ClassVar[str] = 'mmvitdyn.learngene'
     FILE_VERSION: ClassVar[int] = 2
@@ -272,8 +239,8 @@ class Learngene(LearngeneFile):
         raise KeyError(f'layer {layer} is in no FFN group')
 
     def parameter_counts(self) -> Dict[str, int]:
-        """Parameters the learngene holds: heads (+ W^O bias, norms and layer
-        scales), FFNs, embeddings (+ final norm), and their total."""
+        """Parameters held: heads (+ W^O bias, norms, layer scales), FFNs, embeddings (+ final
+        norm), and their total."""
         counts = dict(
             attention=sum(layer.num_parameters()
                           for layer in self.layers) + sum(t.numel() for scales in self.layer_scales
@@ -321,9 +288,7 @@ class Learngene(LearngeneFile):
 
     # ----------------------------------------------------------- validation
     def validate(self) -> None:
-        """Check everything inheritance reads; raise ``ValueError`` naming the
-        first field that is missing, of the wrong type or shape, out of range
-        or not finite."""
+        """Check everything inheritance reads; ``ValueError`` names the first bad field."""
         validate_settings(self.settings)
         a = validate_ancestry(self.ancestry)
         c, h = a['embed_dims'], a['num_heads']

@@ -1,5 +1,4 @@
-"""Descendants: backbones initialised from a learngene, one module per family
-(``LearngeneSwin``, ``LearngeneLeViT``: imported with mmpretrain on first use)."""
+"""Descendants, one module per family (Swin, LeViT imported with mmpretrain on first use)."""
 from ...lazy_registry import lazy_exports
 from .vit import INIT_MODES, DyTLearngeneViT, LearngeneViT
 

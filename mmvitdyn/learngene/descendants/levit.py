@@ -1,17 +1,4 @@
-"""The LeViT descendant of Cluster-Learngene: ``LearngeneLeViT``.
-
-It keeps the ancestry's widths, key and value widths, grids, stem and
-subsample attentions, and has its own heads and depth in every stage.
-Heads: H_a,s / omega_s in stage s (or given); head k of a block takes
-centroid ``k mod c`` (priority weight-sharing, see :mod:`..inheritance`)
-with its Q/K/V rows, their BatchNorm channels, its W^O columns and its
-attention-bias row. Depth: block i of stage s inherits learngene block
-``i mod depth_s`` of the stage (the rule of ``layer_sources``) and the FFN
-of that block's group, as an independent copy. The stem, the subsample
-attentions and their MLPs are inherited whole. At omega = 1 and the
-ancestry's depths, with every head its own cluster, the descendant
-computes what the ancestry computes.
-"""
+"""The LeViT descendant of Cluster-Learngene: ``LearngeneLeViT``."""
 from typing import Dict, List, Sequence, Tuple
 
 import torch
@@ -19,7 +6,7 @@ from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from mmpretrain.models import LeViT
 
-from ...models.utils import loads_checkpoint
+from ...checkpoint import loads_checkpoint
 from ...utils import check_int
 from ..ancestries.levit import HSWISH, stage_layout
 from ..artefacts.levit import HEAD_AXES, LeViTLayer, LeViTLearngene, merge_heads
@@ -32,13 +19,8 @@ DESCENDANT_ARCH_KEYS = ('num_heads', 'omega', 'depths')
 
 
 class LeViTArch(dict):
-    """A custom ``arch`` for mmpretrain's ``LeViT``.
-
-    mmpretrain's LeViT (1.2) checks that a dict arch has exactly the keys
-    ``embed_dim``, ``num_heads``, ``depth``, ``key_dim`` and then reads
-    ``embed_dims``, ``num_heads``, ``depths``, ``key_dims``: this dict
-    holds the former and answers the latter.
-    """
+    """A dict ``arch`` for mmpretrain's ``LeViT`` (1.2): holds the keys it checks (``embed_dim``,
+    ``num_heads``, ``depth``, ``key_dim``) and answers those it reads (``embed_dims``, ...)."""
     # The keys LeViT reads -> those it checks for.
     CHECKED = {'embed_dims': 'embed_dim', 'depths': 'depth', 'key_dims': 'key_dim'}
 
@@ -50,8 +32,7 @@ class LeViTArch(dict):
 
 def levit_arch(embed_dims: Sequence[int], num_heads: Sequence[int], depths: Sequence[int],
                key_dims: Sequence[int]) -> LeViTArch:
-    """The ``arch`` of a LeViT with these per-stage widths, heads, depths
-    and key widths."""
+    """The ``arch`` of a LeViT with these per-stage widths, heads, depths and key widths."""
     return LeViTArch(
         embed_dim=list(embed_dims),
         num_heads=list(num_heads),
@@ -60,17 +41,9 @@ def levit_arch(embed_dims: Sequence[int], num_heads: Sequence[int], depths: Sequ
 
 
 def descendant_stages(arch: dict, ancestry: dict) -> Tuple[List[int], List[int]]:
-    """Heads and depth of every stage of a descendant.
-
-    Args:
-        arch (dict): ``num_heads`` or ``omega`` (H_a / H_d), and ``depths``:
-            each one value for every stage or one per stage; by default the
-            ancestry's heads and depths.
-        ancestry (dict): The learngene's ancestry.
-
-    Raises:
-        ValueError: Naming the entry and what is allowed.
-    """
+    """Heads and depth of every stage of a descendant from ``arch`` (``num_heads`` or ``omega``,
+    H_a / H_d, and ``depths``: each one value or one per stage; default the ``ancestry``'s);
+    ``ValueError`` names a bad entry and what is allowed."""
     if not isinstance(arch, dict) or set(arch) - set(DESCENDANT_ARCH_KEYS):
         raise ValueError(f'arch={arch!r} must be a dict of {list(DESCENDANT_ARCH_KEYS)}')
     stages = len(ancestry['num_heads'])
@@ -100,21 +73,17 @@ def descendant_stages(arch: dict, ancestry: dict) -> Tuple[List[int], List[int]]
 class LearngeneLeViT(InheritanceRecord, LeViT):
     """A LeViT descendant of Cluster-Learngene, built from a LeViT learngene.
 
-    The widths, key widths, grids, attention and MLP ratios and activations
-    are the ancestry's (read from the learngene); heads and depths per stage
-    are the descendant's. In :meth:`init_weights` it inherits the learngene
-    (see the module docstring) unless ``init_cfg`` loads a checkpoint.
+    Widths, key widths, grids, ratios, activations, stem and subsample attentions are the
+    ancestry's; heads and depths per stage are the descendant's. :meth:`init_weights` inherits
+    the learngene unless ``init_cfg`` loads a checkpoint.
 
     Args:
         learngene (str): Path of the LeViT learngene file.
-        arch (dict): ``num_heads`` or ``omega`` (H_a / H_d), and ``depths``:
-            each one value or one per stage. Defaults to the ancestry's
-            heads and depths.
-        **kwargs: Other arguments of ``LeViT`` (``out_indices``,
-            ``drop_path_rate``, ``init_cfg``); ``img_size``, ``patch_size``,
-            ``attn_ratio``, ``mlp_ratio`` and ``act_cfg`` default to the
-            ancestry's and may not differ; ``deploy`` is refused (call
-            ``switch_to_deploy()`` after :meth:`init_weights`).
+        arch (dict): ``num_heads`` or ``omega`` (H_a / H_d), and ``depths``: each one value or
+            one per stage. Defaults to the ancestry's heads and depths.
+        **kwargs: Other arguments of ``LeViT`` (``out_indices``, ``drop_path_rate``,
+            ``init_cfg``); ``img_size``, ``patch_size``, ``attn_ratio``, ``mlp_ratio`` and
+            ``act_cfg`` default to the ancestry's and may not differ; ``deploy`` is refused.
     """
 
     def __init__(self, learngene: str, arch: dict = dict(), **kwargs):
@@ -152,8 +121,8 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
                 for counts, sources, h in zip(learngene.num_centroids, self.sources, self.heads)]
 
     def init_weights(self):
-        """Default init (or the ``init_cfg`` checkpoint), then, unless a
-        checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
+        """Default init (or the ``init_cfg`` checkpoint), then inherit unless a checkpoint was
+        loaded; logs T-/I-Params."""
         super().init_weights()
         if not loads_checkpoint(self.init_cfg):
             self.inherit_from(LeViTLearngene.load(self.learngene_path))
@@ -165,12 +134,11 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
 
     @torch.no_grad()
     def inherit_from(self, learngene: LeViTLearngene) -> None:
-        """Copy the learngene into this descendant and record in
-        :attr:`inherited` every parameter it set.
+        """Copy the learngene in; record in :attr:`inherited` every parameter it set.
 
         Raises:
-            ValueError: The learngene lacks or mis-shapes something (named),
-                or has other centroid counts than the one it was built from.
+            ValueError: The learngene lacks or mis-shapes something (named), or has other centroid
+                counts than the one it was built from.
         """
         learngene.validate()
         check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
@@ -197,9 +165,8 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
 
 
 def head_tensors(layer: LeViTLayer, assignment: Sequence[int]) -> Tensors:
-    """The state of an attention block whose head k is centroid
-    ``assignment[k]`` of ``layer``: every :data:`HEAD_AXES` entry, the heads'
-    slices in order, and the BatchNorm after W^O."""
+    """The state of an attention block whose head k is centroid ``assignment[k]`` of ``layer``
+    (the :data:`HEAD_AXES` slices in order, and the BatchNorm after W^O)."""
     index = torch.as_tensor(list(assignment), dtype=torch.long)
     tensors = {key: merge_heads(layer.heads[key][index], axis) for key, axis in HEAD_AXES.items()}
     tensors.update({f'proj.1.bn.{key}': value for key, value in layer.proj_bn.items()})

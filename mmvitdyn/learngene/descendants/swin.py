@@ -1,18 +1,4 @@
-"""The Swin descendant of Cluster-Learngene: ``LearngeneSwin``.
-
-It keeps the ancestry's depths, windows and head width and has
-H_a,s / omega_s heads in stage s; head k of a block takes centroid
-``k mod c`` (priority weight-sharing, see :mod:`..inheritance`) with its
-relative-position-bias column. The blocks of an FFN group (adjacent blocks
-of one stage) share its FFN W as a ViT descendant's layers do
-(``ffn_sharing``): as independent copies that start as W, or tied, block t
-of a group of T computing with W_t = g_t(W) in every forward pass
-(:class:`~mmvitdyn.models.layers.FFNExpansion`, held by the group's first
-block as ``ffn.expansion``; the group's FFNs hold no weights, they are
-supplied, see :mod:`mmvitdyn.models.layers.supplied_tensors`). At omega = 1
-with every head its own cluster the descendant computes what the ancestry
-computes.
-"""
+"""The Swin descendant of Cluster-Learngene: ``LearngeneSwin``."""
 from typing import Dict, List, Sequence, Tuple
 
 import torch
@@ -20,9 +6,9 @@ from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from mmpretrain.models import SwinTransformer
 
+from ...checkpoint import loads_checkpoint
 from ...models.layers import FFNExpansion, hold, release, supplied
 from ...models.layers.window_msa import HeadWidthWindowMSA
-from ...models.utils import loads_checkpoint
 from ..ancestries.swin import SWIN_FFN
 from ..artefacts.swin import SwinLearngene, SwinStage, head_dims
 from ..inheritance import (FFN_SHARING, check_built_from, copy_into, copy_state, head_assignment,
@@ -47,25 +33,18 @@ def tied_groups(stages: Sequence[SwinStage], ffn_sharing: str) -> List[TiedGroup
 class LearngeneSwin(InheritanceRecord, SwinTransformer):
     """A Swin descendant of Cluster-Learngene, built from a Swin learngene.
 
-    The widths, depths, windows, head width and patch size are the
-    ancestry's (read from the learngene); the heads per stage are the
-    descendant's. In :meth:`init_weights` it inherits the learngene (see the
-    module docstring) unless ``init_cfg`` loads a checkpoint; a checkpoint
-    of the other ``ffn_sharing`` is refused.
+    Widths, depths, windows, head width and patch size are the ancestry's; heads per stage are
+    the descendant's. :meth:`init_weights` inherits the learngene unless ``init_cfg`` loads a
+    checkpoint (one of the other ``ffn_sharing`` is refused).
 
     Args:
         learngene (str): Path of the Swin learngene file.
-        arch (dict): ``num_heads`` (one per stage) or ``omega`` (H_a / H_d,
-            one value or one per stage); default: the ancestry's heads.
-        ffn_sharing (str): How the blocks of an FFN group share its FFN W:
-            'tied' (one W and the learnable map g, W_t = g_t(W), for the
-            whole training) or 'independent' (every block's FFN starts as W
-            and trains on its own; also the layout after
-            :meth:`materialize`). Defaults to 'independent'.
-        **kwargs: Other arguments of ``SwinTransformer`` (``img_size``,
-            ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...);
-            ``with_cp`` only without tied groups (a recomputed block would
-            lack its supplied FFN).
+        arch (dict): ``num_heads`` (one per stage) or ``omega`` (H_a / H_d, one value or one per
+            stage); default: the ancestry's heads.
+        ffn_sharing (str): 'tied' (one W and the map g, W_t = g_t(W)) or 'independent' (every
+            block's FFN starts as W). Defaults to 'independent'.
+        **kwargs: Other arguments of ``SwinTransformer`` (``img_size``, ``out_indices``,
+            ``drop_path_rate``, ``init_cfg`` ...); ``with_cp`` only without tied groups.
     """
 
     HOLDER_PARTS = ('.ffn.expansion.', )
@@ -142,8 +121,7 @@ class LearngeneSwin(InheritanceRecord, SwinTransformer):
         return heads
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        """As ``SwinTransformer.forward``, the tied FFNs computing with
-        :meth:`ffn_tensors`."""
+        """As ``SwinTransformer.forward``, the tied FFNs computing with :meth:`ffn_tensors`."""
         with supplied(self, self.ffn_tensors()):
             return super().forward(x)
 
@@ -152,9 +130,8 @@ class LearngeneSwin(InheritanceRecord, SwinTransformer):
         return self.stages[s].blocks[blocks[0]].ffn.expansion
 
     def ffn_tensors(self) -> Dict[str, torch.Tensor]:
-        """W_t = g_t(W) of every block of a tied group, by its deployed name
-        (``stages.{s}.blocks.{b}.ffn.layers.0.0.weight`` ...); empty
-        without tied groups."""
+        """W_t = g_t(W) of every block of a tied group by deployed name
+        (``stages.{s}.blocks.{b}.ffn.layers.0.0.weight`` ...); empty without tied groups."""
         tensors = {}
         for group in self.tied_groups:
             expansion = self._expansion(group)
@@ -165,8 +142,8 @@ class LearngeneSwin(InheritanceRecord, SwinTransformer):
         return tensors
 
     def init_weights(self):
-        """Default init (or the ``init_cfg`` checkpoint), then, unless a
-        checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
+        """Default init (or the ``init_cfg`` checkpoint), then inherit unless a checkpoint was
+        loaded; logs T-/I-Params."""
         super().init_weights()
         if not loads_checkpoint(self.init_cfg):
             self.inherit_from(SwinLearngene.load(self.learngene_path))
@@ -179,14 +156,11 @@ class LearngeneSwin(InheritanceRecord, SwinTransformer):
 
     @torch.no_grad()
     def inherit_from(self, learngene: SwinLearngene) -> None:
-        """Copy the learngene into this descendant and record in
-        :attr:`inherited` every deployed tensor it set (a tied group's W
-        once per block).
+        """Copy the learngene in; record in :attr:`inherited` every deployed tensor it set.
 
         Raises:
-            ValueError: The learngene lacks or mis-shapes something (named),
-                or has other centroid counts or tied FFN groups than the one
-                it was built from.
+            ValueError: The learngene lacks or mis-shapes something (named), or has other centroid
+                counts or tied FFN groups than the one it was built from.
         """
         learngene.validate()
         assignments = [[head_assignment(c, h) for c in counts]
@@ -229,9 +203,8 @@ class LearngeneSwin(InheritanceRecord, SwinTransformer):
         self.inherited = inherited
 
     def materialize(self) -> 'LearngeneSwin':
-        """Make every tied FFN a plain FFN holding its current W_t, trained
-        as W was: outputs are unchanged and the result loads into a
-        descendant built with ``ffn_sharing='independent'``."""
+        """Make every tied FFN a plain FFN holding its current W_t (outputs unchanged); the result
+        loads into a descendant with ``ffn_sharing='independent'``."""
         hold(self, self.ffn_tensors())
         for group in self.tied_groups:
             s, blocks = group
@@ -251,9 +224,8 @@ class LearngeneSwin(InheritanceRecord, SwinTransformer):
         return held
 
     def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
-        """Load-state-dict pre-hook: refuse a checkpoint whose tied FFN groups
-        (``ffn.expansion``) are not this descendant's; loaded tensors no
-        longer count as inherited."""
+        """Load-state-dict pre-hook: refuse other tied FFN groups; loaded tensors no longer count
+        as inherited."""
         saved = sorted({
             key[len(prefix):].partition('.ffn.expansion.')[0]
             for key in state_dict if key.startswith(prefix) and '.ffn.expansion.' in key

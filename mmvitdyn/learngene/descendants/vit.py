@@ -1,11 +1,4 @@
-"""The ViT descendants of Cluster-Learngene: ``LearngeneViT`` and
-``DyTLearngeneViT``, ViT backbones initialised from a learngene.
-
-They build on the backbones of :mod:`mmvitdyn.models` (the models never
-import this package). The paper's learngene baselines are initialisation
-modes of the same class (``init_mode``), each reading its own kind of
-learngene file.
-"""
+"""The ViT descendants of Cluster-Learngene: ``LearngeneViT`` and ``DyTLearngeneViT``."""
 import re
 from functools import partial
 from typing import Dict, List, Optional, Sequence, Union
@@ -15,10 +8,10 @@ from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...checkpoint import loads_checkpoint
 from ...models.backbones import DyTViT, ViT
 from ...models.layers import (SHARED_HEAD_PARAMS, FFNExpansion, attention_with_shared_heads,
                               expanded_mlp, heads_are_shared, hold, resize_pos_embed, unshare_heads)
-from ...models.utils import loads_checkpoint
 from ..artefacts.block import BlockLearngene
 from ..artefacts.tleg import TLEGLearngene
 from ..artefacts.vit import Learngene, vit_arguments
@@ -47,75 +40,29 @@ AnyLearngene = Union[Learngene, BlockLearngene, TLEGLearngene]
 class LearngeneViT(InheritanceRecord, ViT):
     """A descendant ViT of Cluster-Learngene, built from a learngene file.
 
-    The token width, head width, FFN width and patch size are the
-    ancestry's (read from the learngene); the depth and the heads per layer
-    are the descendant's. In :meth:`init_weights` it inherits the learngene
-    by priority weight-sharing (see :mod:`mmvitdyn.learngene.inheritance`),
-    unless ``init_cfg`` loads a checkpoint (a trained descendant). Its blocks
-    are the ViT's (or a subclass's) blocks with heads, shared heads and FFNs
-    given per layer (``layer_cfgs``), so e.g. ``class X(LearngeneViT,
-    DyTViT)`` composes. The From-Scratch baseline of a descendant is a plain
-    :class:`ViT` of the same shape, not this class.
-
-    The structure is rebuilt from the learngene file's metadata (tensors are
-    only read when inheriting) and saved as the ``learngene_layout`` buffer:
-    loading a checkpoint built from a learngene with other FFN groups, heads,
-    sharing or depth raises instead of silently dropping weights.
-
-    ``init_mode`` selects how it is initialised, from which learngene file:
-
-    - ``'cluster'`` (Cluster-Learngene): a learngene of
-      ``tools/learngene/build_learngene.py``, inherited as described above.
-    - ``'heuristic'`` / ``'auto'`` (Heuristic- / Auto-Learngene): a block
-      learngene (the ancestry's last three / first six blocks, see
-      :mod:`mmvitdyn.learngene.artefacts.block`); its blocks go whole to the
-      descendant's last / first layers, the rest starts random.
-    - ``'tleg'`` (TLEG): theta_A and theta_B of a trained Aux-Net; layer l
-      starts as theta_A + l / L theta_B (see
-      :mod:`mmvitdyn.learngene.artefacts.tleg`).
-
-    In every mode the embeddings (patch embedding, class, distillation and
-    register tokens, position embedding, pre-norm) and the final norm are
-    the learngene's, as the paper's comparison loads them for the baselines
-    too; the classifier starts random. A descendant with ``final_norm=False``
-    and ``fc_norm=True`` (timm's average pooling) takes the final norm into
-    ``fc_norm``. In the baseline modes every layer has
-    the learngene's heads and nothing is shared (``ffn_sharing`` and
-    ``tie_heads`` have no effect).
-
-    The descendant computes as its ancestry's family: ``norm_cfg``,
-    ``act_cfg``, ``pre_norm``, ``layer_scale_init_value``,
-    ``num_reg_tokens``, ``dist_token`` and ``class_token`` are the learngene's (see
-    :func:`~mmvitdyn.learngene.artefacts.vit.vit_arguments`); given in
-    ``kwargs`` they must equal them.
+    The token, head and FFN widths, the patch size and the family (``norm_cfg``, ``act_cfg``,
+    ``pre_norm``, ``layer_scale_init_value``, ``num_reg_tokens``, ``dist_token``,
+    ``class_token``) are the ancestry's, read from the learngene; depth and heads per layer are
+    the descendant's. :meth:`init_weights` inherits the learngene unless ``init_cfg`` loads a
+    checkpoint. The structure is saved as the ``learngene_layout`` buffer: a checkpoint of
+    another structure is refused.
 
     Args:
         learngene (str): Path of the learngene file.
-        arch (dict): The descendant: ``num_layers`` (default: the
-            ancestry's) and one of ``num_heads`` (int or one per layer),
-            ``omega`` (H_a / H_d, one or per layer), ``head_schedule=
-            'incrementing'|'decrementing'`` (the paper's: omega 2 / 1.5 / 1
-            over the thirds of the depth, or reversed) or ``num_heads=(low,
-            high)`` with ``head_schedule='linear-incrementing'|
-            'linear-decrementing'``; default: the ancestry's heads.
-            ``embed_dims`` and ``feedforward_channels`` may be given but
-            must equal the ancestry's.
-        ffn_sharing (str): How the layers of an FFN group share its FFN W:
-            'tied' (one W and the learnable map g, W_t = g_t(W), for the whole
-            training) or 'independent' (every layer's FFN starts as W,
-            materialised at step 0, and trains on its own; also the layout
-            after :meth:`materialize`). Defaults to 'tied'.
-        tie_heads (bool): Heads given the same centroid stay one parameter
-            for the whole training (see :func:`share_heads`). Defaults to
-            False (independent copies).
-        init_mode (str): 'cluster', 'heuristic', 'auto' or 'tleg' (see
-            above). Defaults to 'cluster'.
+        arch (dict): ``num_layers`` (default: the ancestry's) and one of ``num_heads`` (int or one
+            per layer), ``omega`` (H_a / H_d, one or per layer), ``head_schedule`` (see
+            :func:`~mmvitdyn.learngene.inheritance.heads_per_layer`); default: the ancestry's
+            heads. ``embed_dims`` and ``feedforward_channels`` must equal the ancestry's.
+        ffn_sharing (str): 'tied' (one W and the learnable map g, W_t = g_t(W)) or 'independent'
+            (every layer's FFN starts as W and trains on its own). Defaults to 'tied'.
+        tie_heads (bool): Heads given the same centroid stay one parameter. Defaults to False.
+        init_mode (str): 'cluster' (a Cluster-Learngene file), or whole layers of the
+            learngene's heads, nothing shared: 'heuristic' / 'auto' (a block learngene), 'tleg'
+            (theta_A, theta_B). Defaults to 'cluster'.
         patch_size (int, optional): Must be the ancestry's; defaults to it.
         qkv_bias (bool, optional): Defaults to the ancestry's.
-        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`; the heads and
-            FFNs are the plan's.
-        **kwargs: Other arguments of :class:`ViT` (``img_size``,
-            ``out_type``, ``out_indices``, ``drop_path_rate``, ``init_cfg`` ...).
+        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`; the heads and FFNs are the plan's.
+        **kwargs: Other arguments of :class:`ViT`; family arguments must equal the learngene's.
 
     Raises:
         ValueError: An argument differs from the learngene's (named).
@@ -181,9 +128,8 @@ class LearngeneViT(InheritanceRecord, ViT):
 
     @staticmethod
     def _layer_entries(plan: DescendantPlan, ancestry: dict) -> List[dict]:
-        """Per block: its heads (of the ancestry's width), an attention with
-        tied heads (``tie_heads``) and, inside a tied FFN run, the run's
-        shared FFN (one :class:`FFNExpansion` per run, owned by its first layer)."""
+        """Per block: its heads, an attention with tied heads and, in a tied FFN run, the run's
+        :class:`FFNExpansion` (one per run)."""
         entries = []
         expansions: Dict[int, FFNExpansion] = {}
         for index, heads in enumerate(plan.heads):
@@ -243,8 +189,8 @@ class LearngeneViT(InheritanceRecord, ViT):
             feedforward_channels=ancestry['feedforward_channels'])
 
     def init_weights(self):
-        """Random init (or the ``init_cfg`` checkpoint), then, unless a
-        checkpoint was loaded, inherit the learngene. Logs T-/I-Params."""
+        """Random init (or the ``init_cfg`` checkpoint), then inherit unless a checkpoint was
+        loaded; logs T-/I-Params."""
         super().init_weights()
         if not loads_checkpoint(self.init_cfg):
             self.inherit_from(self._load_learngene(self.learngene_path, self.init_mode))
@@ -258,15 +204,12 @@ class LearngeneViT(InheritanceRecord, ViT):
 
     @torch.no_grad()
     def inherit_from(self, learngene: AnyLearngene) -> None:
-        """Copy the learngene into this descendant (priority weight-sharing,
-        or the whole layers of a baseline's learngene) and record in
-        :attr:`inherited` every deployed tensor it set.
+        """Copy the learngene into this descendant; record in :attr:`inherited` every deployed
+        tensor it set.
 
         Raises:
-            ValueError: The learngene lacks or mis-shapes something this
-                descendant needs (named), or has other centroid counts or
-                FFN groups than the one it was built from; nothing is then
-                counted as inherited.
+            ValueError: The learngene lacks or mis-shapes something (named), or has other centroid
+                counts or FFN groups than the one it was built from; nothing is counted then.
         """
         learngene.validate()
         if self.init_mode == 'cluster':
@@ -275,8 +218,7 @@ class LearngeneViT(InheritanceRecord, ViT):
             self.inherited = self._inherit_layers(learngene)
 
     def _inherit_layers(self, learngene: Union[BlockLearngene, TLEGLearngene]) -> Dict[str, int]:
-        """Whole layers: each block's tensors from the learngene's layer
-        state; the embeddings and final norm (none from a version-1 file)."""
+        """Whole layers from the learngene's layer states, and the stem and final norm."""
         sources = [-1 if s is None else s for s in learngene.sources(len(self.blocks))]
         check_built_from(self, self.learngene_path, {
             'learngene': INIT_MODES[self.init_mode].__name__,
@@ -322,10 +264,8 @@ class LearngeneViT(InheritanceRecord, ViT):
         return inherited
 
     def _inherit_stem(self, learngene: AnyLearngene) -> Dict[str, int]:
-        """The embeddings (every stem parameter, the position embedding
-        resized to this grid) and the final norm from the learngene (into
-        the pooled output's norm ``fc_norm`` of a descendant with that norm
-        and no final norm); returns the inherited names and sizes."""
+        """The stem (position embedding resized to this grid) and the final norm (into
+        ``fc_norm`` without a final norm); returns the inherited names and sizes."""
         inherited: Dict[str, int] = {}
         for key, _ in self.named_parameters():
             if self.is_stem_param(key):
@@ -343,9 +283,7 @@ class LearngeneViT(InheritanceRecord, ViT):
         return inherited
 
     def block_tensors(self, index: int) -> Dict[str, torch.Tensor]:
-        """Block ``index``'s tied tensors: its tied heads (see :class:`ViT`)
-        and, in a tied FFN run, W_t = g_t(W) (``mlp.fc1.weight`` ...) from the
-        run's expansion."""
+        """Block ``index``'s tied tensors: tied heads and, in a tied FFN run, W_t = g_t(W)."""
         return {**super().block_tensors(index), **self._expanded_ffn(index)}
 
     def _expanded_ffn(self, index: int) -> Dict[str, torch.Tensor]:
@@ -356,11 +294,8 @@ class LearngeneViT(InheritanceRecord, ViT):
         return {f'mlp.{key}': value for key, value in expansion.weights(position).items()}
 
     def materialize(self) -> 'LearngeneViT':
-        """Make every tensor a plain parameter for export and inference: each
-        tied FFN becomes a plain FFN holding its current W_t, tied heads
-        become independent heads holding their current values; each trains
-        as its owner did. Outputs are unchanged; the result loads into a
-        descendant built with ``ffn_sharing='independent', tie_heads=False``."""
+        """Make every tensor a plain parameter holding its current value (outputs unchanged);
+        the result loads into a descendant with ``ffn_sharing='independent', tie_heads=False``."""
         ffns = [self._expanded_ffn(index) for index in range(len(self.blocks))]
         for block, ffn in zip(self.blocks, ffns):
             hold(block, ffn)
@@ -375,13 +310,11 @@ class LearngeneViT(InheritanceRecord, ViT):
         return self
 
     def is_new_param(self, name: str) -> bool:
-        """The maps g of tied FFN runs too (built as the identity; neither a
-        learngene nor a ViT checkpoint holds them)."""
+        """The maps g of tied FFN runs too."""
         return '.mlp.expansion.map_' in name or super().is_new_param(name)
 
     def held_tensors(self) -> Holders:
-        """The tensors of tied heads (held by ``attn.shared_heads``) and of
-        tied FFN runs (held by the run's expansion)."""
+        """The tensors of tied heads (``attn.shared_heads``) and tied FFN runs (the expansion)."""
         held: Holders = {}
         for index, block in enumerate(self.blocks):
             prefix = f'blocks.{index}'
@@ -406,10 +339,8 @@ class LearngeneViT(InheritanceRecord, ViT):
         return held
 
     def _on_load_state_dict(self, state_dict, prefix, *args, **kwargs):
-        """Load-state-dict pre-hook: refuse a checkpoint of another structure;
-        rename tied heads saved by mmvitdyn before 0.1.0
-        (``attn.qkv.parametrizations.weight.original`` ...); loaded tensors no
-        longer count as inherited."""
+        """Load-state-dict pre-hook: refuse another structure, rename tied heads saved before
+        0.1.0; loaded tensors no longer count as inherited."""
         for key in [k for k in state_dict if k.startswith(prefix)]:
             renamed = OLD_TIED_HEAD.sub(r'attn.shared_heads.\1_\2', key)
             if renamed != key:
@@ -428,17 +359,10 @@ class LearngeneViT(InheritanceRecord, ViT):
 
 @MODELS.register_module()
 class DyTLearngeneViT(LearngeneViT, DyTViT):
-    """A descendant initialised from a learngene whose blocks are DyT blocks.
-
-    ``LearngeneViT`` shapes the blocks (heads per layer, shared FFNs and
-    heads) and inherits the weights; ``DyTViT`` adds adapters and token
-    dispatchers and, with ``freeze_pretrained=True``, trains only them.
-    Arguments are those of both classes.
-    """
+    """A :class:`LearngeneViT` whose blocks are DyT blocks; arguments of both classes."""
 
     def inherit_from(self, learngene: AnyLearngene) -> None:
-        """See :meth:`LearngeneViT.inherit_from`; the inherited parameters
-        count as filled (see :meth:`DyTViT.check_frozen_weights`)."""
+        """See :meth:`LearngeneViT.inherit_from`; the inherited parameters count as filled."""
         super().inherit_from(learngene)
         holders = self.deployed_parameters()
         self.filled_frozen.update(holders[name][0] for name in self.inherited)

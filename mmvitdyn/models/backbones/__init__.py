@@ -5,8 +5,10 @@ from .dyt_vit import DyTViT
 from .dyt_vitdet import DyTViTDet
 from .linear_expansion_vit import LinearExpansionViT, expansion_coefficients
 from .vit import ViT
+from .vitdet import AdapterViTDet, TunedViTDetRecipe, ViTDet, ViTDetRecipe
 
 __all__ = [
-    'AdapterViT', 'DynamicBackbone', 'DyTViT', 'DyTViTDet', 'DynamicViT', 'LinearExpansionViT',
-    'ViT', 'expansion_coefficients'
+    'AdapterViT', 'AdapterViTDet', 'DynamicBackbone', 'DyTViT', 'DyTViTDet', 'DynamicViT',
+    'LinearExpansionViT', 'TunedViTDetRecipe', 'ViT', 'ViTDet', 'ViTDetRecipe',
+    'expansion_coefficients'
 ]

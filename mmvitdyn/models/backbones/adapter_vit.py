@@ -5,13 +5,16 @@ import torch
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...checkpoint import LEARNABLE_SCALE, PYRAMID_PREFIX, is_dyt_param
 from ...utils import check_bool, check_int, check_number
-from ..layers import AdapterBlock, is_dyt_param, supplied_head_name
-from ..layers.adapter import ADAPTER_LAYER_NORMS, EXPERT_ADAPTERS, LEARNABLE_SCALE
+from ..layers import AdapterBlock, supplied_head_name
+from ..layers.adapter import ADAPTER_LAYER_NORMS, EXPERT_ADAPTERS
 from .dynamic_backbone import DynamicBackbone
 from .vit import ViT
 
 ADAPTER_KEYS = ('bottleneck', 'scale', 'dropout', 'num_experts', 'layer_norm', 'mixing', 'share_up')
+# DyTViT's token-dispatch arguments, refused by the classes without dispatch.
+DISPATCH_ARGUMENTS = ('dispatch', 'target_rate', 'keep_layers', 'dispatcher_cfg')
 
 
 def check_adapter_cfg(cfg: dict) -> dict:
@@ -58,7 +61,7 @@ class AdapterViT(DynamicBackbone, ViT):
     every block's MLP (:class:`~mmvitdyn.models.layers.AdapterBlock`).
 
     The trainable set is decided once, at the end of construction (docs/backbones.md,
-    "What trains"). ``adapter_cfg=None, freeze_pretrained=False`` is full fine-tuning.
+    "What trains"). Full fine-tuning is a :class:`ViT`.
 
     Args:
         arch (str | dict): See :class:`ViT`. Defaults to 'base'.
@@ -68,20 +71,18 @@ class AdapterViT(DynamicBackbone, ViT):
             'out'; see :class:`~mmvitdyn.models.layers.Adapter`). Defaults to d=64,
             s=0.1, dropout 0.1, one expert, no LayerNorm. None: no adapter.
         freeze_pretrained (bool): Freeze everything but the parts tuning adds
-            (:func:`~mmvitdyn.models.layers.is_dyt_param`) and the ``pyramid``.
+            (:func:`~mmvitdyn.checkpoint.is_dyt_param`) and the ``pyramid``.
             Defaults to True.
-        unfreeze (Sequence[str]): Parameter names (or dotted prefixes, e.g.
-            'norm', 'blocks.11') that train although frozen otherwise; tied
-            heads are named as the attention tensors they stand for
-            (``blocks.1.attn.qkv``).
+        unfreeze (Sequence[str]): Parameter names or dotted prefixes ('norm',
+            'blocks.11', tied heads as ``blocks.1.attn.qkv``) that train too.
         allow_random_frozen (bool): Train frozen weights that no checkpoint
-            filled (e.g. in tests); otherwise a training forward with
-            ``freeze_pretrained`` raises until a checkpoint or state dict loaded
-            them. Defaults to False.
+            filled (e.g. in tests). Defaults to False.
+        token_reduction (dict, optional): A ToMe or EViT config
+            (:mod:`mmvitdyn.models.token_reduction`); needs ``out_type``
+            'cls_token' or 'avg_featmap', ``out_indices=-1``. Defaults to None.
         block_fn (callable): Builds the blocks; takes ``adapter_cfg``.
             Defaults to :class:`~mmvitdyn.models.layers.AdapterBlock`.
-        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
-        **kwargs: Arguments of :class:`ViT`.
+        **kwargs: Arguments of :class:`ViT` (``layer_cfgs`` ...).
     """
 
     def __init__(self,
@@ -91,9 +92,14 @@ class AdapterViT(DynamicBackbone, ViT):
                  freeze_pretrained: bool = True,
                  unfreeze: Sequence[str] = (),
                  allow_random_frozen: bool = False,
+                 token_reduction: Optional[dict] = None,
                  block_fn: Callable[..., nn.Module] = AdapterBlock,
                  layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
+        dispatch_settings = sorted(set(kwargs) & set(DISPATCH_ARGUMENTS))
+        if dispatch_settings:
+            raise TypeError(f'{type(self).__name__} has no token dispatch: {dispatch_settings} '
+                            "are DyTViT's arguments (type='DyTViT')")
         unfreeze = self.check_unfreeze(unfreeze)
         arch = self._parse_arch(arch)
         adapter_cfg = check_adapter_cfg(adapter_cfg) if adapter_cfg is not None else None
@@ -112,6 +118,38 @@ class AdapterViT(DynamicBackbone, ViT):
         if freeze_pretrained:
             self._freeze()
         self._register_load_state_dict_pre_hook(self._note_frozen_weights)
+        self.token_reduction = self._build_token_reduction(token_reduction)
+        self.last_reduction = None
+
+    def _build_token_reduction(self, cfg: Optional[dict]) -> Optional[nn.Module]:
+        if cfg is None:
+            return None
+        if self.out_type not in ('cls_token', 'avg_featmap') or \
+                self.out_indices != (self.num_layers - 1, ):
+            raise ValueError(f'token_reduction={cfg} changes the token grid: it needs '
+                             f"out_type='cls_token' or 'avg_featmap' (got {self.out_type!r}) "
+                             f'and out_indices=-1 (got {self.out_indices})')
+        reduction = MODELS.build(cfg)
+        reduction.check(self.num_layers, self.num_prefix_tokens,
+                        self.patch_resolution[0] * self.patch_resolution[1])
+        return reduction
+
+    def average_patches(self, patches: torch.Tensor) -> torch.Tensor:
+        """Patch tokens (B, M, C) -> (B, C): with a token reduction, the mean
+        over the input patches (:meth:`ReductionPass.average`)."""
+        if self.token_reduction is None:
+            return super().average_patches(patches)
+        return self.last_reduction.average(patches)
+
+    def block_kwargs(self, grid: Tuple[int, int]) -> dict:
+        """A fresh :class:`ReductionPass` for the blocks of this forward (kept as
+        :attr:`last_reduction`) when there is a token reduction."""
+        kwargs = super().block_kwargs(grid)
+        if self.token_reduction is not None:
+            self.last_reduction = self.token_reduction.start(self.num_layers,
+                                                             self.num_prefix_tokens)
+            kwargs['reduction'] = self.last_reduction
+        return kwargs
 
     @staticmethod
     def check_unfreeze(unfreeze: Sequence[str]) -> Tuple[str, ...]:
@@ -122,9 +160,8 @@ class AdapterViT(DynamicBackbone, ViT):
         return tuple(unfreeze)
 
     def _note_frozen_weights(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Load-state-dict pre-hook: add to :attr:`filled_frozen` the frozen parameters
-        ``state_dict`` holds as real, dense values of their shape (after the resizing
-        pre-hooks registered before this one)."""
+        """Load-state-dict pre-hook: note in :attr:`filled_frozen` the frozen
+        parameters ``state_dict`` holds as dense real values of their shape."""
         for name, param in self.named_parameters():
             value = state_dict.get(prefix + name)
             if not param.requires_grad and self._fills(value, param):
@@ -162,15 +199,8 @@ class AdapterViT(DynamicBackbone, ViT):
                 'purpose (a test)')
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        """See :class:`ViT`.
-
-        Raises:
-            RuntimeError: Training frozen weights that are still random (see
-                :meth:`check_frozen_weights`).
-            RuntimeError: Training a backbone that needs an objective (see
-                :meth:`~DynamicBackbone.check_objective`) that no model or
-                loop attached.
-        """
+        """See :class:`ViT`; raises ``RuntimeError`` in training on random frozen
+        weights (:meth:`check_frozen_weights`) or without a needed objective."""
         if self.training:
             self.check_frozen_weights()
         self.check_objective()
@@ -184,10 +214,9 @@ class AdapterViT(DynamicBackbone, ViT):
         return is_dyt_param(name) or super().is_new_param(name)
 
     def is_trainable_name(self, name: str) -> bool:
-        """Whether parameter ``name`` trains while the pretrained weights are frozen:
-        the parts tuning adds, the ``pyramid`` (new, not pretrained) and what
-        ``unfreeze`` names."""
-        if is_dyt_param(name) or name.startswith('pyramid.'):
+        """Whether parameter ``name`` trains with frozen pretrained weights: the
+        tuning parts, the ``pyramid`` and what ``unfreeze`` names."""
+        if is_dyt_param(name) or name.startswith(PYRAMID_PREFIX):
             return True
         return any(
             _is_under(known, entry) for entry in self.unfreeze

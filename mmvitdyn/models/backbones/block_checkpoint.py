@@ -1,9 +1,4 @@
-"""Activation checkpointing of one backbone block (the backbones' ``with_cp``).
-
-The block's activations are recomputed in the backward pass by running its
-forward again (:func:`torch.utils.checkpoint.checkpoint`, non-reentrant), with
-the first run's random draws and Python state replayed (docs/backbones.md).
-"""
+"""Activation checkpointing of one backbone block (``with_cp``; docs/backbones.md)."""
 import copy
 from contextlib import contextmanager, nullcontext
 from typing import Callable, Dict, Iterator, List, Tuple
@@ -58,18 +53,9 @@ def _replayed(state: State) -> Iterator[None]:
 
 def checkpoint_block(block: nn.Module, fn: Callable[..., torch.Tensor], x: torch.Tensor,
                      kwargs: dict) -> torch.Tensor:
-    """``fn(x, **kwargs)``, the forward of ``block`` on tokens ``x``, with its
-    activations recomputed in the backward pass instead of kept.
-
-    Args:
-        block (nn.Module): The block ``fn`` runs (its modules' state is replayed).
-        fn (Callable): Runs the block: tokens (B, N, C) and ``kwargs`` -> (B, N', C).
-        x (Tensor): Tokens (B, N, C).
-        kwargs (dict): Keyword arguments of ``fn`` (their attributes are replayed).
-
-    Returns:
-        Tensor: ``fn(x, **kwargs)``, (B, N', C).
-    """
+    """``fn(x, **kwargs)`` -> (B, N', C), the forward of ``block`` on tokens x
+    (B, N, C), its activations recomputed in the backward pass (the block's
+    module state and the kwargs' attributes replayed)."""
     state = _capture(block, kwargs)
     return checkpoint(
         fn,

@@ -1,5 +1,4 @@
-"""DynamicViT (Rao et al., NeurIPS 2021): progressive, learned token pruning, here
-on a frozen ViT with AdaptFormer adapters (docs/recipes.md)."""
+"""DynamicViT (Rao et al., NeurIPS 2021) on an AdaptFormer ViT."""
 from contextlib import contextmanager
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -8,6 +7,7 @@ import torch.nn.functional as F
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...checkpoint import PREDICTORS_PREFIX
 from ...utils import check_int, check_number
 from ..layers import PolicyAttention, TokenPredictor
 from .adapter_vit import AdapterViT
@@ -15,34 +15,25 @@ from .adapter_vit import AdapterViT
 
 @MODELS.register_module()
 class DynamicViT(AdapterViT):
-    """AdaptFormer ViT (frozen, adapters in every block) with DynamicViT's pruning.
-
-    Before block ``prune_loc[k]`` a :class:`~mmvitdyn.models.layers.TokenPredictor`
-    keeps ``int(N * keep_rate ** (k + 1))`` of the N patch tokens; the class token
-    is always kept. Training: hard Gumbel-softmax decisions (multiplied by the
-    previous stage's) hide dropped tokens from the others' attention
-    (:class:`~mmvitdyn.models.layers.PolicyAttention`). Evaluation: ``packed=True``
-    (default) drops the tokens, ``packed=False`` applies the same selection as a
-    mask. :meth:`complete_mode` prunes nothing. Adapters and predictors train.
+    """AdaptFormer ViT with DynamicViT's pruning (docs/recipes.md): before block
+    ``prune_loc[k]`` a :class:`~mmvitdyn.models.layers.TokenPredictor` keeps
+    ``int(N * base_rate ** (k + 1))`` of the N patch tokens (masked in training
+    and with ``packed=False``, dropped in packed evaluation).
 
     Args:
-        arch (str | dict): See :class:`ViT`. Defaults to 'base'.
-        prune_loc (Sequence[int]): Blocks (0-based, increasing, > 0) before which
-            tokens are pruned. Defaults to (3, 6, 9).
-        keep_rate (float): rho in (0, 1). Defaults to 0.7.
+        prune_loc (Sequence[int]): Blocks (increasing, > 0) before which tokens
+            are pruned. Defaults to (3, 6, 9).
+        base_rate (float): rho in (0, 1), each stage's kept fraction. Defaults to 0.7.
         gumbel_tau (float): Gumbel-softmax temperature (> 0). Defaults to 1.
         out_indices (int | Sequence[int]): The last block only (-1 or
             ``num_layers - 1``).
-        layer_cfgs (dict | Sequence[dict]): See :class:`ViT`.
-        **kwargs: Arguments of :class:`AdapterViT` and :class:`ViT`.
+        **kwargs: Arguments of :class:`AdapterViT` (but ``token_reduction``).
 
     Attributes:
-        stage_counts (list[int]): Patch tokens kept by each stage in the last
-            forward (:meth:`keep_counts` of its grid).
-        decisions (list[Tensor]): Per stage, the (B, N) keep mask over the patch
-            tokens of the last masked forward (straight-through in training).
-        last_tokens (Tensor): The final normalised tokens (B, 1 + N', C) of the
-            last forward (N' = N unless packed evaluation pruned tokens).
+        stage_counts (list[int]): Patch tokens each stage kept in the last forward.
+        decisions (list[Tensor]): Per stage, the (B, N) keep mask of the last
+            masked forward (straight-through in training).
+        last_tokens (Tensor): The final normalised tokens (B, 1 + N', C).
     """
     OUT_TYPES = {'cls_token'}
 
@@ -51,11 +42,17 @@ class DynamicViT(AdapterViT):
     def __init__(self,
                  arch: Union[str, dict] = 'base',
                  prune_loc: Sequence[int] = (3, 6, 9),
-                 keep_rate: float = 0.7,
+                 base_rate: float = 0.7,
                  gumbel_tau: float = 1.0,
                  out_indices: Union[int, Sequence[int]] = -1,
                  layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  **kwargs):
+        if 'keep_rate' in kwargs:
+            raise TypeError(f"DynamicViT's keep_rate={kwargs['keep_rate']} is called base_rate "
+                            f"(DynamicViT's name): write base_rate={kwargs['keep_rate']}")
+        if kwargs.get('token_reduction') is not None:
+            raise ValueError(f"token_reduction={kwargs['token_reduction']}: DynamicViT prunes "
+                             'tokens itself; a second reduction is not supported')
         arch = self._parse_arch(arch)
         num_layers = arch['num_layers']
         if self._parse_out_indices(out_indices, num_layers) != (num_layers - 1, ):
@@ -68,7 +65,7 @@ class DynamicViT(AdapterViT):
                 or list(prune_loc) != sorted(set(prune_loc))):
             raise ValueError(f'prune_loc={prune_loc} must be increasing block indices in '
                              f'1..{num_layers - 1}')
-        check_number(keep_rate, 'keep_rate', 0, 1, low_open=True, high_open=True)
+        check_number(base_rate, 'base_rate', 0, 1, low_open=True, high_open=True)
         check_number(gumbel_tau, 'gumbel_tau', 0, low_open=True)
         entries = [dict(attn_layer=PolicyAttention)] * num_layers
         super().__init__(
@@ -77,7 +74,7 @@ class DynamicViT(AdapterViT):
             layer_cfgs=self.merge_layer_cfgs(layer_cfgs, entries, 'DynamicViT (attention)'),
             **kwargs)
         self.prune_loc = prune_loc
-        self.keep_rate = keep_rate
+        self.base_rate = base_rate
         self.gumbel_tau = gumbel_tau
         # New modules, added after the trainable set was decided: they train.
         self.predictors = nn.ModuleList(TokenPredictor(self.embed_dims) for _ in prune_loc)
@@ -93,11 +90,11 @@ class DynamicViT(AdapterViT):
             predictor.reset_parameters()
 
     def is_new_param(self, name: str) -> bool:
-        return name.startswith('predictors.') or super().is_new_param(name)
+        return name.startswith(PREDICTORS_PREFIX) or super().is_new_param(name)
 
     def keep_counts(self, num_patches: int) -> List[int]:
         """Patch tokens kept after each pruning stage: ``int(N * rho^k)``, k = 1, 2, ..."""
-        return [int(num_patches * self.keep_rate**(k + 1)) for k in range(len(self.prune_loc))]
+        return [int(num_patches * self.base_rate**(k + 1)) for k in range(len(self.prune_loc))]
 
     @contextmanager
     def complete_mode(self):

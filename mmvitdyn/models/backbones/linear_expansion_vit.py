@@ -15,8 +15,8 @@ import torch
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...checkpoint import loads_checkpoint
 from ..layers import release
-from ..utils import loads_checkpoint
 from .vit import ViT
 
 Tensors = Dict[str, torch.Tensor]

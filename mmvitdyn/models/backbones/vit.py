@@ -11,9 +11,9 @@ from mmengine.model.weight_init import trunc_normal_
 from mmengine.registry import MODELS
 from torch import nn
 
+from ...checkpoint import PYRAMID_PREFIX, VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
 from ...utils import check_act_cfg, check_bool, check_int, check_norm_cfg, check_rate
 from ..layers import Block, PatchEmbed, heads_are_shared, resize_pos_embed, supplied
-from ..utils import VIT_PARAM_GROUPS, load_pretrained, loads_checkpoint
 from .block_checkpoint import checkpoint_block
 
 ARCH_KEYS = {'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'}
@@ -26,69 +26,48 @@ class ViT(BaseModule):
     """Vision Transformer (ViT, DeiT, MAE, DINOv2, CLIP) with the mmpretrain backbone contract.
 
     Parameter names follow timm (``patch_embed.proj``, ``cls_token``, ``pos_embed``,
-    ``blocks.{i}.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}``, ``norm``). The
-    tokens are ``[class, distillation?, registers..., patches]``; registers have no
-    position embedding. Each family's settings: docs/backbones.md.
+    ``blocks.{i}.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}``, ``norm``). Tokens are
+    ``[class, distillation?, registers..., patches]``; registers have no position embedding.
+    Each family's settings: docs/backbones.md.
 
     Args:
-        arch (str | dict): A key of :attr:`arch_zoo` ('tiny', 'small' (384 wide),
-            'base', 'large' and their aliases) or a dict with ``embed_dims``,
-            ``num_layers``, ``num_heads``, ``feedforward_channels`` and optionally
-            ``head_dim`` (default ``embed_dims // num_heads``). Defaults to 'base'.
-        img_size (int): Input size the position embedding is learned for; other
-            sizes interpolate it. Defaults to 224.
+        arch (str | dict): A key of :attr:`arch_zoo` or a dict with ``embed_dims``,
+            ``num_layers``, ``num_heads``, ``feedforward_channels`` (and ``head_dim``, default
+            ``embed_dims // num_heads``). Defaults to 'base'.
+        img_size (int): Input size of the position embedding; others interpolate it. Default 224.
         patch_size (int): Patch side. Defaults to 16.
         in_channels (int): Image channels. Defaults to 3.
-        out_indices (int | Sequence[int]): Blocks whose outputs are returned;
-            negative values count from the end. Defaults to -1.
-        drop_rate (float): Dropout after the position embedding and in blocks.
-        drop_path_rate (float): Stochastic depth rate of the last block
-            (linearly increasing from 0). Defaults to 0.
-        qkv_bias (bool): Bias in q/k/v projections. Defaults to True.
+        out_indices (int | Sequence[int]): Blocks whose outputs are returned (negative: from
+            the end). Defaults to -1.
+        drop_rate (float): Dropout after the position embedding and in blocks. Defaults to 0.
+        drop_path_rate (float): Stochastic depth of the last block, linear from 0. Defaults to 0.
+        qkv_bias (bool): Bias in the q/k/v projections. Defaults to True.
         norm_cfg (dict): Norm config. Defaults to ``dict(type='LN', eps=1e-6)``.
         final_norm (bool): Normalise the last block's tokens. Defaults to True.
-        fc_norm (bool): Normalise the pooled 'avg_featmap' output (B, C) after the
-            mean (timm's ``fc_norm``); with ``final_norm=False`` this is timm's
-            ``global_pool='avg'``. Defaults to False.
-        out_type (str): 'raw' (B, 1+N, C), 'cls_token' (B, C), 'featmap'
-            (B, C, h, w) or 'avg_featmap' (B, C). Defaults to 'cls_token'.
-        interpolate_mode (str): Mode for resizing the position embedding.
-        pyramid (dict, optional): Config of a module (e.g.
-            ``dict(type='RescalePyramid')``, built with ``in_channels=embed_dims``)
-            turning the tuple of ``out_indices`` maps into a feature pyramid; needs
-            ``out_type='featmap'``. It is new and trains. Defaults to None.
-        layer_scale_init_value (float, optional): LayerScale on both residual
-            branches of every block, initialised to this; None for none.
-        num_reg_tokens (int): Register tokens after the class (and distillation)
-            token. Defaults to 0.
-        dist_token (bool): A distillation token after the class token;
-            'cls_token' then returns the pair (B, C), (B, C) that mmpretrain's
-            ``DeiTClsHead`` reads. Defaults to False.
-        class_token (bool, optional): A class token before the patches (None: the
-            class's :attr:`class_token`, True; ViTDet's backbone has none);
-            ``out_type='cls_token'`` needs it. Defaults to None.
-        pre_norm (bool): A norm ``norm_pre`` before the blocks, and no bias in the
-            patch projection. Defaults to False.
-        act_cfg (dict): Activation of the MLPs. Defaults to ``dict(type='GELU')``.
-        interpolate_antialias (bool): Anti-aliased position-embedding
-            interpolation. Defaults to False.
-        block_fn (callable): Builds every block from keyword arguments (those of
-            :class:`Block` and what ``layer_cfgs`` adds). Defaults to :class:`Block`.
-        layer_cfgs (dict | Sequence[dict]): Per-block keyword arguments that
-            update the defaults derived from the ViT's own arguments (``dim``,
-            ``num_heads``, ``head_dim``, ``mlp_hidden_dim``, ``qkv_bias``, ``drop``,
-            ``drop_path``, ``norm_cfg``, ``layer_scale_init``, ``act_cfg``), e.g.
-            ``attn_layer`` or ``mlp_layer``; one dict for every block or one per
-            block. Defaults to ``dict()``.
-        with_cp (bool): Recompute every block's activations in the backward pass
-            (training, gradients on; :mod:`~mmvitdyn.models.backbones.block_checkpoint`).
+        fc_norm (bool): Normalise the pooled 'avg_featmap' output (timm's ``fc_norm``).
             Defaults to False.
-        init_cfg (dict | list, optional): Initialisation config; use
-            ``dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
-            to load weights.
-        pretrained (str, optional): A checkpoint to load (mmseg's
-            ``model.pretrained``): ``init_cfg=dict(type='Pretrained',
-            checkpoint=pretrained)``. Defaults to None.
+        out_type (str): 'raw' (B, 1+N, C), 'cls_token' (B, C), 'featmap' (B, C, h, w) or
+            'avg_featmap' (B, C). Defaults to 'cls_token'.
+        interpolate_mode (str): Mode resizing the position embedding. Defaults to 'bicubic'.
+        pyramid (dict, optional): Module (built with ``in_channels=embed_dims``) turning the
+            ``out_indices`` maps into a pyramid; needs ``out_type='featmap'``. Defaults to None.
+        layer_scale_init_value (float, optional): LayerScale init of both residual branches.
+        num_reg_tokens (int): Register tokens after the class token(s). Defaults to 0.
+        dist_token (bool): A distillation token; 'cls_token' then returns the pair (B, C),
+            (B, C) of mmpretrain's ``DeiTClsHead``. Defaults to False.
+        class_token (bool, optional): A class token (None: the class's :attr:`class_token`).
+        pre_norm (bool): A norm ``norm_pre`` before the blocks and no patch-projection bias.
+            Defaults to False.
+        act_cfg (dict): Activation of the MLPs. Defaults to ``dict(type='GELU')``.
+        interpolate_antialias (bool): Anti-aliased position-embedding resizing. Default False.
+        block_fn (callable): Builds each block from keyword arguments. Defaults to :class:`Block`.
+        layer_cfgs (dict | Sequence[dict]): Per-block keyword arguments over the defaults
+            derived from the ViT's arguments (e.g. ``attn_layer``, ``mlp_layer``); one dict
+            for every block or one per block. Defaults to ``dict()``.
+        with_cp (bool): Recompute the blocks' activations in the backward pass. Default False.
+        init_cfg (dict | list, optional): Initialisation, e.g. ``dict(type='Pretrained',
+            checkpoint=..., prefix='backbone.')``.
+        pretrained (str, optional): mmseg's ``model.pretrained``: a checkpoint to load.
     """
     # yapf: disable
     arch_zoo: Dict[str, dict] = {
@@ -238,14 +217,8 @@ class ViT(BaseModule):
     @staticmethod
     def merge_layer_cfgs(layer_cfgs: Union[dict, Sequence[dict]], entries: Sequence[dict],
                          owner: str) -> List[dict]:
-        """Per-block keyword arguments: ``layer_cfgs`` (one dict for every
-        block, or one per block) with ``entries`` (one dict per block, set by
-        ``owner``) added.
-
-        Raises:
-            ValueError: ``layer_cfgs`` is not one dict per block, or sets a key
-                that ``owner`` sets (named).
-        """
+        """``layer_cfgs`` (one dict, or one per block) with ``entries`` (one per block, set by
+        ``owner``) added; ``ValueError`` on a wrong count or a key both set (named)."""
         if isinstance(layer_cfgs, dict):
             layer_cfgs = [layer_cfgs] * len(entries)
         if len(layer_cfgs) != len(entries) or not all(isinstance(c, dict) for c in layer_cfgs):
@@ -276,13 +249,8 @@ class ViT(BaseModule):
     @staticmethod
     def _parse_out_indices(out_indices: Union[int, Sequence[int]],
                            num_layers: int) -> Tuple[int, ...]:
-        """``out_indices`` as block indices in [0, num_layers).
-
-        Raises:
-            ValueError: ``out_indices`` is not an int or a sequence of ints in
-                [-num_layers, num_layers), naming the entry (a bool is not an
-                index: ``True == 1``).
-        """
+        """``out_indices`` as block indices in [0, num_layers); ``ValueError`` naming an entry
+        that is not an int in [-num_layers, num_layers) (a bool is not an index)."""
         allowed = f'an int in [{-num_layers}, {num_layers})'
         if isinstance(out_indices, int) and not isinstance(out_indices, bool):
             out_indices = [out_indices]
@@ -389,12 +357,8 @@ class ViT(BaseModule):
 
     @staticmethod
     def _pretrained_init_cfg(pretrained, init_cfg) -> dict:
-        """The init_cfg of mmseg's ``pretrained=`` argument.
-
-        Raises:
-            ValueError: ``pretrained`` is not a path or URL, or ``init_cfg``
-                loads a checkpoint too.
-        """
+        """The init_cfg of mmseg's ``pretrained=`` argument; ``ValueError`` when it is no path
+        or URL, or ``init_cfg`` loads a checkpoint too."""
         if not isinstance(pretrained, str) or not pretrained:
             raise ValueError(f'pretrained={pretrained!r} must be a checkpoint path or URL')
         if loads_checkpoint(init_cfg):
@@ -440,14 +404,8 @@ class ViT(BaseModule):
         return re.match(self.group_matcher()['stem'], name) is not None
 
     def get_layer_depth(self, param_name: str, prefix: str = '') -> Tuple[int, int]:
-        """Layer depth of a parameter for layer-wise learning-rate decay.
-
-        The stem is depth 0, block i is depth i + 1, everything after the
-        blocks (final norm, heads) is the last depth.
-
-        Returns:
-            tuple[int, int]: (layer_depth, num_depths) with num_depths = layers + 2.
-        """
+        """(layer depth, num_layers + 2) of a parameter for layer-wise lr decay: the stem 0,
+        block i i + 1, everything after the blocks the last."""
         num_depths = self.num_layers + 2
         if not param_name.startswith(prefix):
             return num_depths - 1, num_depths
@@ -463,7 +421,7 @@ class ViT(BaseModule):
         """Whether parameter (or state-dict key) ``name`` lies in a part this model
         creates on purpose and a pretrained ViT lacks (here the ``pyramid``): a
         checkpoint without it is no gap to warn about."""
-        return name.startswith('pyramid.')
+        return name.startswith(PYRAMID_PREFIX)
 
     def no_weight_decay(self) -> set:
         """Names of the parameters an optimiser should not decay."""

@@ -1,5 +1,4 @@
-"""Image classifiers on mmpretrain's ``ImageClassifier`` (imported with
-mmpretrain on first use)."""
+"""Image classifiers on mmpretrain's ``ImageClassifier`` (imported lazily)."""
 from ...lazy_registry import lazy_exports
 
 __getattr__ = lazy_exports(__name__)

@@ -15,13 +15,8 @@ DISTILLATION_TYPES = ('soft', 'hard')
 
 def distillation_loss(logits: torch.Tensor, teacher: torch.Tensor, distillation_type: str,
                       tau: float) -> torch.Tensor:
-    """The distillation term of student logits and teacher logits, both (B, K).
-
-    'soft': ``tau^2 * sum KL(softmax(teacher / tau) || softmax(logits / tau)) / (B * K)``,
-    the KL summed over the batch and the classes and divided by the number of
-    logits; 'hard': the cross-entropy of ``logits`` against ``teacher.argmax(-1)``.
-    Computed in float32.
-    """
+    """Distillation term (float32) of student and teacher logits (B, K): 'soft'
+    (temperature-scaled KL) or 'hard' (CE against the teacher's argmax)."""
     logits, teacher = logits.float(), teacher.float()
     if distillation_type == 'hard':
         return F.cross_entropy(logits, teacher.argmax(dim=-1))
@@ -35,31 +30,19 @@ def distillation_loss(logits: torch.Tensor, teacher: torch.Tensor, distillation_
 
 @MODELS.register_module()
 class DistillationImageClassifier(ImageClassifier):
-    """ImageClassifier trained with a frozen teacher classifier's predictions::
-
-        L = (1 - alpha) * L_cls(z, y) + alpha * L_distill(z, z_t)
-
-    z are the student's logits, z_t the teacher's on the same inputs (after
-    the data preprocessor and its batch augments), computed without gradients
-    with the teacher in eval mode; L_cls is the head's loss (logged as
-    ``loss_cls``), L_distill is :func:`distillation_loss` (``loss_distill``).
-    The teacher is built from its config (loaded by its ``init_cfg`` in
-    :meth:`init_weights`), never trains and stays in eval mode; prediction
-    and the 'tensor' mode are the student's.
+    """ImageClassifier trained on ``(1 - alpha) * loss_cls + alpha * loss_distill``
+    against a frozen teacher classifier (docs/design_notes.md).
 
     Args:
-        teacher (dict): Config of the teacher, a classifier whose
-            ``forward(inputs, mode='tensor')`` gives logits (B, K) of the
-            student's K classes (e.g. mmpretrain's ``ImageClassifier`` with
-            ``init_cfg=dict(type='Pretrained', checkpoint=...)``).
+        teacher (dict): Config of a classifier whose ``forward(inputs,
+            mode='tensor')`` gives logits (B, K) of the student's K classes.
         distillation_type (str): 'soft' or 'hard'. Defaults to 'soft'.
         alpha (float): Weight of the distillation term, in [0, 1]. Defaults to 0.5.
         tau (float): Temperature of the soft term (> 0). Defaults to 1.0.
         **kwargs: Arguments of mmpretrain's ``ImageClassifier`` (the student).
 
     Raises:
-        ValueError: A setting is out of range, or the teacher predicts
-            another number of classes than the student's head (named).
+        ValueError: A setting is out of range, or the teacher's class count differs.
     """
 
     def __init__(self,

@@ -23,10 +23,8 @@ def ratio_loss(decisions: Sequence[torch.Tensor], targets: Sequence[float]) -> t
 
 def token_distill_loss(tokens: torch.Tensor, teacher: torch.Tensor, keep: torch.Tensor,
                        kind: str) -> torch.Tensor:
-    """Distance of the kept student tokens to the teacher's: tokens, teacher (B, N, C),
-    keep (B, N). 'mse': mean squared error over kept tokens and channels; 'kl':
-    ``KL(softmax(teacher) || softmax(tokens))`` over channels, mean over kept tokens.
-    Zero when nothing is kept."""
+    """Distance ('mse' or 'kl' over channels) of the kept tokens (B, N, C) to the
+    teacher's, ``keep`` (B, N); zero when nothing is kept."""
     kept = keep.detach() > 0.5
     if not bool(kept.any()):
         return tokens.sum() * 0
@@ -42,23 +40,15 @@ def token_distill_loss(tokens: torch.Tensor, teacher: torch.Tensor, keep: torch.
 
 @MODELS.register_module()
 class DynamicViTClassifier(ImageClassifier):
-    """ImageClassifier with DynamicViT's objective (its official loss)::
-
-        L = CE(z, y) + rate_loss_weight * ratio_loss
-            + distill_weight * (KL(softmax(z_t) || softmax(z)) + token_loss)
-            [+ CE(z_t, y) with complete_loss]
-
-    The teacher (z_t and its final patch tokens) is the complete pass (no
-    pruning) of the same model, run without gradients in the model's current
-    mode (docs/recipes.md, design notes).
+    """ImageClassifier with DynamicViT's official loss; the teacher is the model's
+    own complete pass (docs/design_notes.md).
 
     Args:
         rate_loss_weight (float): Weight of the keep-ratio loss. Defaults to 2.
         distill_loss (bool): Add the distillation terms. Defaults to True.
         distill_weight (float): Their weight. Defaults to 0.5.
-        token_distill (str): 'mse' (official DeiT setting, default) or 'kl'.
-        complete_loss (bool): Also train the complete pass with CE (not in the
-            paper; then the teacher pass keeps its graph). Defaults to False.
+        token_distill (str): 'mse' (default) or 'kl'.
+        complete_loss (bool): Also train the complete pass with CE. Defaults to False.
         **kwargs: Arguments of mmpretrain's ``ImageClassifier``; the backbone
             must be a :class:`DynamicViT`.
     """
@@ -105,7 +95,7 @@ class DynamicViTClassifier(ImageClassifier):
         logits = self.head(self.extract_feat(inputs))
         losses['loss_cls'] = head_loss(self.head, logits, data_samples)
         decisions = self.backbone.decisions
-        targets = [self.backbone.keep_rate**(k + 1) for k in range(len(decisions))]
+        targets = [self.backbone.base_rate**(k + 1) for k in range(len(decisions))]
         if self.rate_loss_weight > 0:
             losses['loss_ratio'] = self.rate_loss_weight * ratio_loss(decisions, targets)
         if self.distill_loss:

@@ -12,15 +12,8 @@ from .head_loss import head_loss
 
 @MODELS.register_module()
 class DyTImageClassifier(DyTTwoPassMixin, ImageClassifier):
-    """mmpretrain's ImageClassifier with Dynamic Tuning's training objective:
-    the two-pass step of :class:`DyTTwoPassMixin` over the head's logits.
-
-    Args:
-        **kwargs: The objective's arguments (:class:`DyTTwoPassMixin`:
-            ``complete_loss``, ``distill_loss``, ``rate_loss_weight``,
-            ``consistency_loss_weight``, ...) and mmpretrain's
-            ``ImageClassifier``'s.
-    """
+    """mmpretrain's ImageClassifier trained by :class:`DyTTwoPassMixin` (whose
+    arguments it takes, with ``ImageClassifier``'s) over the head's logits."""
 
     def logits(self, inputs: torch.Tensor) -> torch.Tensor:
         """Logits (B, num_classes) of images (B, C, H, W)."""

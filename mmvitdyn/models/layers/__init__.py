@@ -4,7 +4,7 @@ from .adapter_block import AdapterBlock, build_adapter
 from .attention import Attention
 from .block import Block
 from .dispatch_ops import masked_softmax_attention
-from .dyt_block import DISPATCH_PARTS, DYT_PARTS, GATED_SUBLAYERS, DyTBlock, is_dyt_param
+from .dyt_block import DISPATCH_PARTS, GATED_SUBLAYERS, DyTBlock
 from .ffn_expansion import FFN_PARAMS, FFNExpansion, expanded_mlp
 from .head_sharing import (SHARED_HEAD_PARAMS, SharedHeads, attention_with_shared_heads,
                            heads_are_shared, share_heads, supplied_head_name, unshare_heads)
@@ -24,12 +24,12 @@ from .window_ops import (decomposed_rel_pos_bias, get_rel_pos, resize_rel_pos, w
 __getattr__ = lazy_exports(__name__)
 
 __all__ = [
-    'AdaMixAdapter', 'Adapter', 'AdapterBlock', 'Attention', 'Block', 'DISPATCH_PARTS', 'DYT_PARTS',
-    'DyTBlock', 'GATED_SUBLAYERS', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed',
+    'AdaMixAdapter', 'Adapter', 'AdapterBlock', 'Attention', 'Block', 'DISPATCH_PARTS', 'DyTBlock',
+    'GATED_SUBLAYERS', 'FFN_PARAMS', 'FFNExpansion', 'Mlp', 'MoEAdapter', 'PatchEmbed',
     'PolicyAttention', 'SHARED_HEAD_PARAMS', 'SharedHeads', 'TokenDispatcher', 'TokenPredictor',
     'attention_with_shared_heads', 'build_adapter', 'expanded_mlp', 'heads_are_shared',
-    'is_dyt_param', 'masked_softmax_attention', 'resize_pos_embed', 'share_heads',
-    'supplied_head_name', 'unshare_heads', 'LayerNorm2d', 'LayerScale', 'RelPosAttention',
-    'decomposed_rel_pos_bias', 'get_rel_pos', 'hold', 'release', 'resize_rel_pos', 'supplied',
-    'window_partition', 'window_token_mask', 'window_unpartition'
+    'masked_softmax_attention', 'resize_pos_embed', 'share_heads', 'supplied_head_name',
+    'unshare_heads', 'LayerNorm2d', 'LayerScale', 'RelPosAttention', 'decomposed_rel_pos_bias',
+    'get_rel_pos', 'hold', 'release', 'resize_rel_pos', 'supplied', 'window_partition',
+    'window_token_mask', 'window_unpartition'
 ]

@@ -6,24 +6,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ...checkpoint.vit_names import LEARNABLE_SCALE
+
 # Where an adapter may hold a LayerNorm: none, on its input ('in', before the
 # down-projection) or on its scaled output ('out', after the up-projection).
 ADAPTER_LAYER_NORMS = (None, 'in', 'out')
-# ``scale`` value that makes the output multiplier a parameter (initialised to 1).
-LEARNABLE_SCALE = 'learnable'
 
 
 class _BottleneckAdapter(nn.Module):
-    """What both adapters share: ``norm_out(scale * bottleneck(norm_in(x)))``.
-
-    Args:
-        dim (int): Token width C.
-        scale (float | str): Output multiplier s, or ``'learnable'`` for a
-            parameter ``scale`` of shape (1,) initialised to 1.
-        dropout (float): Dropout on the hidden activation.
-        layer_norm (str, optional): LayerNorm ``norm`` (eps 1e-5) on the input
-            ('in'), on the output ('out') or none (None).
-    """
+    """``norm_out(scale * bottleneck(norm_in(x)))``; arguments as :class:`Adapter`
+    (``'learnable'`` scale: a parameter of shape (1,) initialised to 1)."""
 
     def __init__(self, dim: int, scale: Union[float, str], dropout: float,
                  layer_norm: Optional[str]):
@@ -91,22 +83,9 @@ class Adapter(_BottleneckAdapter):
 
 
 class _ExpertAdapter(_BottleneckAdapter):
-    """What the mixtures of adapters share: E down-projections and U up-projections
-    stacked in four parameters, each expert initialised as :class:`Adapter`.
-
-    Args:
-        dim (int): Token width C.
-        bottleneck (int): Hidden width d of every expert.
-        num_experts (int): Number of experts E (down-projections).
-        scale (float | str): Output multiplier, or ``'learnable'``.
-        dropout (float): Dropout on the hidden activation.
-        layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
-        num_up_experts (int, optional): Number of up-projections U; None for E.
-
-    Attributes:
-        down_weight (Parameter): (E, C, d). ``down_bias``: (E, d).
-        up_weight (Parameter): (U, d, C). ``up_bias``: (U, C).
-    """
+    """E down- and U up-projections (U = ``num_up_experts`` or E), each expert
+    initialised as :class:`Adapter`: ``down_weight`` (E, C, d), ``down_bias``
+    (E, d), ``up_weight`` (U, d, C), ``up_bias`` (U, C)."""
 
     def __init__(self,
                  dim: int,
@@ -133,21 +112,9 @@ class _ExpertAdapter(_BottleneckAdapter):
 
 
 class MoEAdapter(_ExpertAdapter):
-    """Adapter with ``num_experts`` down/up pairs mixed per image.
-
-    A router maps the image's mean token (normalised with ``layer_norm='in'``) to
-    softmax weights ``a``; the expert weights are merged, ``W = sum_i a_i W_i``,
-    before they meet the tokens.
-
-    Args:
-        dim (int): Token width C.
-        bottleneck (int): Hidden width d of every expert.
-        num_experts (int): Number of experts N.
-        scale (float | str): Output multiplier, or ``'learnable'``. Defaults to 0.1.
-        dropout (float): Dropout on the hidden activation. Defaults to 0.1.
-        layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
-            Defaults to None.
-    """
+    """DyT's MoE-adapter: ``num_experts`` (N) down/up pairs merged per image by a
+    router's softmax of the mean token, ``W = sum_i a_i W_i``. Other arguments
+    and defaults as :class:`Adapter`."""
 
     def __init__(self,
                  dim: int,
@@ -179,24 +146,14 @@ class MoEAdapter(_ExpertAdapter):
 
 
 class AdaMixAdapter(_ExpertAdapter):
-    """AdaMix (Wang et al. 2022): ``num_experts`` down-projections and one shared
-    up-projection (or ``num_experts`` of them), without a router.
-
-    Training: each forward draws one down- and one up-projection, independently and
-    uniformly (:meth:`choose_experts`), for the whole batch. Evaluation: one adapter
-    with the experts' mean weights and biases (:meth:`merged_weights`). Every
-    expert starts as the same adapter.
+    """AdaMix (Wang et al. 2022): ``num_experts`` (E) down-projections; training
+    draws one down- and one up-projection per forward (:meth:`choose_experts`),
+    evaluation uses the experts' mean (:meth:`merged_weights`). Other arguments
+    and defaults as :class:`Adapter`.
 
     Args:
-        dim (int): Token width C.
-        bottleneck (int): Hidden width d of every expert.
-        num_experts (int): Number of experts E.
-        scale (float | str): Output multiplier, or ``'learnable'``. Defaults to 0.1.
-        dropout (float): Dropout on the hidden activation. Defaults to 0.1.
-        layer_norm (str, optional): None, 'in' or 'out', as in :class:`Adapter`.
-            Defaults to None.
-        share_up (bool): One up-projection (``up_weight`` (1, d, C)) shared by all
-            E down-projections; False for E. Defaults to True.
+        share_up (bool): One up-projection (``up_weight`` (1, d, C)) for all E
+            down-projections; False for E. Defaults to True.
     """
 
     def __init__(self,
@@ -219,15 +176,13 @@ class AdaMixAdapter(_ExpertAdapter):
             self.down_weight[1:] = self.down_weight[0]
 
     def choose_experts(self) -> Tuple[int, int]:
-        """Indices (down, up) of a training forward, each drawn uniformly from
-        torch's global RNG (the down index first)."""
+        """Indices (down, up), each uniform from torch's global RNG, down first."""
         down = int(torch.randint(self.down_weight.shape[0], ()))
         up = int(torch.randint(self.up_weight.shape[0], ()))
         return down, up
 
     def merged_weights(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The inference adapter: down weight (C, d), down bias (d,), up weight
-        (d, C), up bias (C,), each the mean over the experts."""
+        """Experts' means: down weight (C, d), bias (d,), up weight (d, C), bias (C,)."""
         return tuple(
             p.mean(0) for p in (self.down_weight, self.down_bias, self.up_weight, self.up_bias))
 

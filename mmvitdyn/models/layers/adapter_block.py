@@ -16,9 +16,8 @@ def build_adapter(dim: int,
                   layer_norm: Optional[str] = None,
                   mixing: str = 'router',
                   share_up: bool = True) -> nn.Module:
-    """An :class:`Adapter`; when ``num_experts > 1`` a :class:`MoEAdapter`
-    (``mixing='router'``) or an :class:`AdaMixAdapter` (``mixing='adamix'``,
-    ``share_up``: one up-projection for all experts)."""
+    """An :class:`Adapter`, or with ``num_experts > 1`` a :class:`MoEAdapter`
+    (``mixing='router'``) or :class:`AdaMixAdapter` (``'adamix'``)."""
     if num_experts > 1:
         extra = dict(share_up=share_up) if mixing == 'adamix' else {}
         return EXPERT_ADAPTERS[mixing](dim, bottleneck, num_experts, scale, dropout, layer_norm,
@@ -27,12 +26,7 @@ def build_adapter(dim: int,
 
 
 class AdapterBlock(Block):
-    """A :class:`Block` whose MLP has an adapter beside it::
-
-        x = x + Attn(LN1(x))
-        x = x + MLP(LN2(x)) + Adapter(x)
-
-    The adapter reads the residual the MLP reads.
+    """A :class:`Block` whose MLP has an adapter beside it (docs/design_notes.md).
 
     Args:
         adapter_cfg (dict, optional): Arguments of :func:`build_adapter`
@@ -46,13 +40,17 @@ class AdapterBlock(Block):
             if adapter_cfg is not None else None
 
     def reset_tuning_parts(self) -> None:
-        """Initialise the parts tuning adds (the adapter, whose zero
-        up-projection makes the block start as the plain block) afresh."""
+        """Initialise the adapter afresh."""
         if self.adapter is not None:
             self.adapter.reset_parameters()
 
-    def forward(self, x: torch.Tensor, **attn_kwargs) -> torch.Tensor:
-        """(B, N, C) -> (B, N, C); ``attn_kwargs`` go to the attention."""
-        x = x + self.drop_path(self.ls1(self.attn(self.norm1(x), **attn_kwargs)))
+    def forward(self, x: torch.Tensor, reduction=None, **attn_kwargs) -> torch.Tensor:
+        """(B, N, C) -> (B, N', C), as :meth:`DyTBlock.forward`."""
+        h = self.norm1(x)
+        attn_out = self.attn(h, **attn_kwargs) if reduction is None else reduction.attend(
+            self.attn, h)
+        x = x + self.drop_path(self.ls1(attn_out))
+        if reduction is not None:
+            x = reduction.reduce(x)
         out = x + self.drop_path(self.ls2(self.mlp(self.norm2(x))))
         return out + self.adapter(x) if self.adapter is not None else out

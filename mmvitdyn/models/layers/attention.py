@@ -9,11 +9,8 @@ from ...utils import check_bool, check_int, check_rate
 
 
 class Attention(nn.Module):
-    """Multi-head self-attention on fused scaled-dot-product attention.
-
-    The head width may differ from ``dim // num_heads`` (descendant ViTs keep
-    the ancestry's head width with fewer heads), so the inner width is
-    ``num_heads * head_dim``.
+    """Multi-head self-attention on fused scaled-dot-product attention, inner
+    width ``num_heads * head_dim`` (a descendant's head width may differ from C / H).
 
     Args:
         dim (int): Token width C.

@@ -15,25 +15,14 @@ from .mlp import Mlp
 class Block(nn.Module):
     """x = x + LS1(Attn(LN(x))); x = x + LS2(MLP(LN(x))), LS a LayerScale or identity.
 
-    Args:
-        dim (int): Token width C.
-        num_heads (int): Attention heads.
-        mlp_hidden_dim (int): Hidden width of the MLP.
-        head_dim (int, optional): Width of one head. Defaults to C // num_heads.
-        qkv_bias (bool): Bias in the q/k/v projection. Defaults to True.
-        drop (float): Dropout after projections. Defaults to 0.
-        attn_drop (float): Dropout on attention weights. Defaults to 0.
-        drop_path (float): Stochastic depth rate. Defaults to 0.
-        norm_cfg (dict): Norm layer config. Defaults to LayerNorm, eps 1e-6.
-        attn_layer (callable): Builds the attention from ``(dim, num_heads,
-            head_dim, qkv_bias, attn_drop, proj_drop)``; e.g. a ``partial`` of
-            :class:`RelPosAttention`. Defaults to :class:`Attention`.
-        mlp_layer (callable): Builds the MLP from ``(dim, mlp_hidden_dim,
-            drop, act_cfg)``. Defaults to :class:`Mlp`.
-        layer_scale_init (float, optional): Initial value of the LayerScale
-            ``ls1`` / ``ls2`` on both residual branches (DINOv2, CaiT); None for
-            none. Defaults to None.
-        act_cfg (dict): Activation of the MLP. Defaults to ``dict(type='GELU')``.
+    Args: ``dim`` (int) C; ``num_heads`` (int); ``mlp_hidden_dim`` (int);
+    ``head_dim``, ``qkv_bias``, ``attn_drop`` as :class:`Attention`; ``drop``
+    (float, 0) after projections; ``drop_path`` (float, 0) stochastic depth;
+    ``norm_cfg`` (dict, LayerNorm eps 1e-6); ``attn_layer`` (callable, ``(dim,
+    num_heads, head_dim, qkv_bias, attn_drop, proj_drop)``, :class:`Attention`);
+    ``mlp_layer`` (callable, ``(dim, mlp_hidden_dim, drop, act_cfg)``,
+    :class:`Mlp`); ``layer_scale_init`` (float, optional, None: no LayerScale);
+    ``act_cfg`` (dict, GELU) the MLP activation.
     """
 
     def __init__(self,

@@ -1,11 +1,6 @@
-"""Running a block part on the active tokens only, in two forms equal in evaluation.
-
-*Masked* (training): every token is computed and the result multiplied by the
-mask. *Packed* (inference): only the active tokens of the whole batch are
-computed, gathered into one matrix and scattered back. Masks are (B, N): 0 skips
-a token, a nonzero value runs the part on it and scales its output; the first
-token(s) are always active (docs/backbones.md).
-"""
+"""A block part on the active tokens: masked (training) and packed (inference)
+forms, equal in evaluation. Masks are (B, N); 0 skips a token, a nonzero value
+scales its output (docs/backbones.md)."""
 from typing import Callable
 
 import torch
@@ -18,9 +13,7 @@ MAX_EXPONENT = 80.0
 
 
 def every_token_active(active: torch.Tensor) -> bool:
-    """Whether every entry of the boolean ``active`` is set (the packed form may skip
-    its gather and scatter); always False while ``torch.compile`` or
-    ``torch.export`` traces the model."""
+    """Whether all of the boolean ``active`` is set; False while tracing."""
     return not torch.compiler.is_compiling() and bool(active.all())
 
 
@@ -32,17 +25,8 @@ def masked_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
 
 def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
                 mask: torch.Tensor) -> torch.Tensor:
-    """``fn`` on the active rows of the whole batch at once, scaled by their
-    mask values, zeros elsewhere: ``masked_rows`` computing only active rows.
-
-    Args:
-        fn: Token-wise map (T, C) -> (T, C_out).
-        x (Tensor): (B, N, C).
-        mask (Tensor): (B, N), nonzero = active.
-
-    Returns:
-        Tensor: (B, N, C_out).
-    """
+    """:func:`masked_rows` computing only the active rows: ``fn`` (T, C) ->
+    (T, C_out), x (B, N, C), mask (B, N) nonzero = active -> (B, N, C_out)."""
     active = mask.flatten() != 0
     if every_token_active(active):
         return fn(x) * mask.unsqueeze(-1)
@@ -58,11 +42,8 @@ def masked_softmax_attention(attn: Attention,
                              x: torch.Tensor,
                              key_mask: torch.Tensor,
                              keep_self: bool = False) -> torch.Tensor:
-    """Attention in which each query weighs key j by its mask, differentiably.
-
-    ``w_ij = m_ij exp(s_ij) / sum_l m_il exp(s_il)`` with ``m_ij = key_mask_j``
-    and, with ``keep_self``, ``m_ii = 1``; the exponent is shifted by the peak over
-    the allowed keys (detached) and clamped at :data:`MAX_EXPONENT`.
+    """Attention with weights ``w_ij = m_j exp(s_ij) / sum_l m_l exp(s_il)``
+    (``m_ii = 1`` with ``keep_self``), differentiable in the mask.
 
     Args:
         attn (Attention): The attention module.
@@ -89,36 +70,14 @@ def masked_softmax_attention(attn: Attention,
 
 
 def masked_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Attention among active tokens, differentiable in ``mask``: inactive
-    tokens serve as neither key/value (:func:`masked_softmax_attention`) nor
-    query (their output is multiplied by the mask).
-
-    Args:
-        attn (Attention): The attention module.
-        x (Tensor): Normalised tokens (B, N, C).
-        mask (Tensor): (B, N) 0/1 mask (may carry straight-through gradients).
-
-    Returns:
-        Tensor: (B, N, C).
-    """
+    """Attention among active tokens, inactive ones neither keys nor queries:
+    x (B, N, C) normalised, mask (B, N) 0/1 -> (B, N, C)."""
     return masked_softmax_attention(attn, x, mask) * mask.unsqueeze(-1)
 
 
 def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Attention computed on active tokens only, zeros for inactive ones.
-
-    The q/k/v and output projections run on the packed active rows of the whole
-    batch, the attention on each image's active tokens padded to the longest
-    image's (at least 2) and masked.
-
-    Args:
-        attn (Attention): The attention module.
-        x (Tensor): Normalised tokens (B, N, C).
-        mask (Tensor): (B, N), nonzero = active.
-
-    Returns:
-        Tensor: (B, N, C).
-    """
+    """:func:`masked_attention` computing only the active tokens: x (B, N, C)
+    normalised, mask (B, N) nonzero = active -> (B, N, C)."""
     active = mask != 0
     if every_token_active(active):
         return attn(x)

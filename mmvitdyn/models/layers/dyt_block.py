@@ -18,30 +18,11 @@ DISPATCH_PARTS = {
 }
 # The sub-layers of a block each dispatcher's mask gates (layer dispatch: both with one mask).
 GATED_SUBLAYERS = {'mlp': ('mlp', ), 'attn': ('attn', ), 'layer': ('attn', 'mlp')}
-# What DyT adds to a pretrained ViT block: the DyTBlock attributes holding its
-# adapter and its token dispatchers. These parts DyT initialises itself and
-# trains while the ViT is frozen, and a plain ViT checkpoint lacks them.
-DYT_PARTS = ('adapter', 'dispatchers')
-
-
-def is_dyt_param(name: str) -> bool:
-    """Whether a parameter or state-dict key, under any prefix, lies in a DyT part:
-    ``'backbone.blocks.3.adapter.up.weight'`` -> True, ``'blocks.3.mlp.fc1.weight'`` -> False."""
-    return any(part in DYT_PARTS for part in name.split('.')[:-1])
 
 
 class DyTBlock(AdapterBlock):
-    """``X' = Block(TD(X)) + Adapter(X)``: a block whose tokens may skip parts.
-
-    With MLP dispatch (the default)::
-
-        x = x + Attn(LN1(x))
-        x = x + m * MLP(LN2(x)) + Adapter(x)
-
-    Attention dispatch lets inactive tokens neither query nor serve as
-    key/value; layer dispatch gates attention and MLP with one mask;
-    attention-MLP dispatch uses one dispatcher for each. The adapter runs on
-    every token and reads the residual the MLP reads.
+    """``X' = Block(TD(X)) + Adapter(X)``: a block whose tokens may skip parts
+    (docs/design_notes.md).
 
     Args:
         dispatch (str, optional): 'mlp', 'attn', 'attn_mlp', 'layer', or None
@@ -52,10 +33,8 @@ class DyTBlock(AdapterBlock):
             :class:`Block`.
 
     Attributes:
-        complete (bool): When True every token runs every part (the complete
-            model of DyT's training), dispatchers are not evaluated.
-        packed (bool): In evaluation, compute active tokens only (True) or
-            compute all and mask (False; same outputs, no speed-up).
+        complete (bool): Every token runs every part; no dispatcher runs.
+        packed (bool): In evaluation, compute active tokens only.
         masks (dict): Part name -> (B, N) mask of the last forward.
     """
 
@@ -107,12 +86,8 @@ class DyTBlock(AdapterBlock):
         return not self.training and self.packed
 
     def forward(self, x: torch.Tensor, reduction=None, **attn_kwargs) -> torch.Tensor:
-        """(B, N, C) -> (B, N', C); ``attn_kwargs`` go to an undispatched attention.
-
-        ``reduction`` (a :class:`~mmvitdyn.models.token_reduction.ReductionPass`,
-        ToMe or EViT; needs an ungated attention) runs the attention and then
-        shrinks the tokens to N' before the MLP, its dispatch and the adapter.
-        """
+        """(B, N, C) -> (B, N', C); ``attn_kwargs`` go to an undispatched attention,
+        a ``reduction`` (ToMe, EViT pass) shrinks N to N' after the attention."""
         self.masks = {}
         layer_active = self._mask('layer', x)
         attn_active = layer_active if layer_active is not None else self._mask('attn', x)

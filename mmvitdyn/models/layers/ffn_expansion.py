@@ -1,20 +1,5 @@
-"""The learnable expansion of a shared FFN (Cluster-Learngene, step 5b).
-
-An FFN group of T descendant layers stores one FFN W. Layer t uses
-W_t = g_t(W), where g maps every scalar w of W's weights and biases on its
-own: ``g(w) = A relu(a w + b) + c`` with a, b in R^2 (the hidden layer with
-ReLU) and A in R^{T x 2}, c in R^T (the linear map to T outputs). g is
-initialised to the identity, ``a = (1, -1)``, ``b = 0``, ``A_t = (1, -1)``,
-``c = 0``, since ``relu(w) - relu(-w) = w`` exactly, so every W_t starts
-equal to W. W and g are parameters of the descendant: g runs in every
-forward pass and is trained with the descendant.
-
-Where the parameters live: the first layer's FFN of a group owns the
-:class:`FFNExpansion` (``blocks.{first}.mlp.expansion.*``), so each parameter
-is registered, optimised and saved once. Every layer of the group has a
-plain :class:`Mlp` holding no weights: its W_t is supplied in every forward
-pass (see :mod:`mmvitdyn.models.layers.supplied_tensors`).
-"""
+"""The learnable expansion of a shared FFN (Cluster-Learngene step 5b;
+docs/design_notes.md)."""
 from typing import Dict, Mapping
 
 import torch
@@ -59,7 +44,7 @@ class FFNExpansion(nn.Module):
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """W like a ViT's linears (truncated normal, std 0.02; zero biases), g = identity."""
+        """W truncated normal (std 0.02), zero biases; g the identity."""
         trunc_normal_(self.fc1_weight, std=.02)
         trunc_normal_(self.fc2_weight, std=.02)
         self.fc1_bias.zero_()
@@ -102,11 +87,8 @@ def expanded_mlp(expansion: FFNExpansion,
                  hidden_dim: int,
                  drop: float = 0.,
                  act_cfg: dict = dict(type='GELU')) -> Mlp:
-    """The FFN of layer ``position`` of ``expansion``'s group, from a block's
-    MLP arguments (``mlp_layer=functools.partial(expanded_mlp, expansion,
-    position)``): an :class:`Mlp` whose ``fc1`` / ``fc2`` weights and biases
-    are released, to be supplied as ``expansion.weights(position)``; the
-    first layer's owns the expansion (``mlp.expansion``).
+    """An :class:`Mlp` (block MLP arguments) with released ``fc1`` / ``fc2``,
+    supplied as ``expansion.weights(position)``; position 0 owns ``expansion``.
 
     Raises:
         ValueError: The widths are not the expansion's.

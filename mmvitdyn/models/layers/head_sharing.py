@@ -1,15 +1,5 @@
-"""Attention heads tied to one parameter (Cluster-Learngene's shared heads).
-
-A descendant layer may give several heads the same head centroid. By
-default the copies are independent parameters; :func:`share_heads` keeps
-them one parameter for the whole training: a :class:`SharedHeads` module,
-``attn.shared_heads``, stores the Q, K, V rows and biases and the W^O
-columns of the U distinct heads once, and the attention's ``qkv.weight``,
-``qkv.bias`` and ``proj.weight`` are released and supplied in every forward
-pass as the U heads repeated over the H heads (see
-:mod:`mmvitdyn.models.layers.supplied_tensors`). Gradients of the copies add
-up in the one parameter.
-"""
+"""Attention heads tied to one parameter (Cluster-Learngene's shared heads;
+docs/design_notes.md)."""
 from typing import Dict, Sequence
 
 import torch
@@ -27,11 +17,8 @@ SHARED_HEAD_PARAMS = {
 
 
 class SharedHeads(nn.Module):
-    """The U distinct heads of an attention of H heads, and which distinct
-    head each of the H heads is.
-
-    Parameters: ``qkv_weight`` (3, U, D, C), ``qkv_bias`` (3, U, D) (None
-    without q/k/v biases) and ``proj_weight`` (C, U, D).
+    """The U distinct heads of H: ``qkv_weight`` (3, U, D, C), ``qkv_bias``
+    (3, U, D) or None, ``proj_weight`` (C, U, D).
 
     Args:
         head_index (Sequence[int]): The distinct head (0..U-1, each used) of
@@ -56,8 +43,7 @@ class SharedHeads(nn.Module):
             'first', torch.tensor([head_index.index(u) for u in range(distinct)]), persistent=False)
 
     def forward(self) -> Dict[str, torch.Tensor]:
-        """The attention's tensors, every head repeated from its distinct one:
-        ``qkv.weight`` (3HD, C), ``qkv.bias`` (3HD, ) and ``proj.weight`` (C, HD)."""
+        """``qkv.weight`` (3HD, C), ``qkv.bias`` (3HD,), ``proj.weight`` (C, HD)."""
         h, d, c = self.num_heads, self.head_dim, self.dim
         tensors = {
             'qkv.weight': self.qkv_weight.index_select(1, self.index).reshape(3 * h * d, c),
@@ -69,8 +55,7 @@ class SharedHeads(nn.Module):
 
     @torch.no_grad()
     def load_full(self, tensors: Dict[str, torch.Tensor]) -> None:
-        """Set each distinct head from its first copy in full attention
-        tensors (the keys of :meth:`forward`; those given are set)."""
+        """Set each distinct head from its first copy in the given full tensors."""
         h, d, c = self.num_heads, self.head_dim, self.dim
         views = {'qkv.weight': (3, h, d, c), 'qkv.bias': (3, h, d), 'proj.weight': (c, h, d)}
         for key, value in tensors.items():
@@ -82,14 +67,8 @@ class SharedHeads(nn.Module):
 
 
 def share_heads(attn: Attention, head_index: Sequence[int]) -> None:
-    """Tie the heads of an :class:`Attention` that share a ``head_index`` entry.
-
-    Args:
-        attn (Attention): ``qkv`` and ``proj`` linears, ``num_heads``, ``head_dim``.
-        head_index (Sequence[int]): Distinct head of each head, e.g.
-            ``[0, 1, 2, 0]``: heads 0 and 3 become one parameter. The current
-            values of each distinct head's first copy are kept.
-    """
+    """Tie the heads of ``attn`` that share a ``head_index`` entry (e.g.
+    ``[0, 1, 2, 0]`` ties heads 0 and 3), keeping each first copy's values."""
     if len(head_index) != attn.num_heads:
         raise ValueError(f'head_index has {len(head_index)} entries for {attn.num_heads} heads')
     shared = SharedHeads(head_index, attn.head_dim, attn.qkv.in_features, attn.qkv.bias is not None)
@@ -100,18 +79,14 @@ def share_heads(attn: Attention, head_index: Sequence[int]) -> None:
 
 
 def attention_with_shared_heads(head_index: Sequence[int], *args, **kwargs) -> Attention:
-    """An :class:`Attention` built from ``(*args, **kwargs)`` whose heads are tied by
-    ``head_index`` (:func:`share_heads`): a block's ``attn_layer`` with
-    ``functools.partial(attention_with_shared_heads, head_index)``."""
+    """``Attention(*args, **kwargs)`` with heads tied by ``head_index``."""
     attn = Attention(*args, **kwargs)
     share_heads(attn, head_index)
     return attn
 
 
 def supplied_head_name(name: str) -> str:
-    """The attention tensor a :class:`SharedHeads` parameter stands for
-    (``blocks.1.attn.shared_heads.qkv_weight`` -> ``blocks.1.attn.qkv.weight``);
-    other names unchanged."""
+    """``blocks.1.attn.shared_heads.qkv_weight`` -> ``blocks.1.attn.qkv.weight``."""
     owner, found, attr = name.rpartition('.shared_heads.')
     if not found:
         return name
@@ -125,7 +100,6 @@ def heads_are_shared(attn: nn.Module) -> bool:
 
 
 def unshare_heads(attn: nn.Module) -> None:
-    """Make every head an independent parameter again, keeping its values (and
-    whether it trains)."""
+    """Untie the heads, keeping their values and ``requires_grad``."""
     hold(attn, attn.shared_heads())
     del attn.shared_heads

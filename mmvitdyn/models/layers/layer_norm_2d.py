@@ -7,11 +7,7 @@ from torch import nn
 
 @MODELS.register_module('LN2d')
 class LayerNorm2d(nn.LayerNorm):
-    """LayerNorm of each position's channel vector in (B, C, H, W) maps.
-
-    Registered as ``'LN2d'`` (ViTDet's norm of its feature pyramid and RoI
-    heads), so ``norm_cfg=dict(type='LN2d')`` works in mmdet and mmseg scopes.
-    """
+    """LayerNorm of each position's channels in (B, C, H, W) maps (``'LN2d'``)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(B, C, H, W) -> (B, C, H, W)."""

@@ -4,14 +4,7 @@ from torch import nn
 
 
 class LayerScale(nn.Module):
-    """``x * gamma`` with ``gamma`` (C,) initialised to ``init_value``.
-
-    The parameter is named ``gamma`` as in timm and DINOv2 (``blocks.{i}.ls1.gamma``).
-
-    Args:
-        dim (int): Channels C.
-        init_value (float): Initial value of every entry of ``gamma``.
-    """
+    """``x * gamma``, ``gamma`` (``dim``,) filled with ``init_value``."""
 
     def __init__(self, dim: int, init_value: float):
         super().__init__()

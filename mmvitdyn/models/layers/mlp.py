@@ -7,15 +7,8 @@ from ...utils import check_act_cfg, check_int, check_rate
 
 
 class Mlp(nn.Module):
-    """Linear -> activation (GELU) -> Linear, with dropout after each.
-
-    Args:
-        dim (int): Input and output width C.
-        hidden_dim (int): Hidden width.
-        drop (float): Dropout probability. Defaults to 0.
-        act_cfg (dict): Activation config, e.g. ``dict(type='QuickGELU')`` for
-            OpenAI CLIP. Defaults to ``dict(type='GELU')`` (exact GELU).
-    """
+    """Linear -> activation -> Linear, dropout ``drop`` (0) after each: ``dim`` C
+    -> ``hidden_dim`` -> C, ``act_cfg`` (default ``dict(type='GELU')``)."""
 
     def __init__(self,
                  dim: int,

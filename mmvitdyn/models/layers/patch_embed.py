@@ -8,14 +8,8 @@ from ...utils import check_bool, check_int
 
 
 class PatchEmbed(nn.Module):
-    """Split an image into non-overlapping patches and project each to a token.
-
-    Args:
-        patch_size (int): Side of a square patch in pixels.
-        in_channels (int): Image channels.
-        embed_dims (int): Token width C.
-        bias (bool): Bias in the projection (CLIP has none). Defaults to True.
-    """
+    """Non-overlapping ``patch_size`` patches of ``in_channels`` images, each
+    projected to an ``embed_dims`` (C) token, with a ``bias`` (default True)."""
 
     def __init__(self, patch_size: int, in_channels: int, embed_dims: int, bias: bool = True):
         super().__init__()

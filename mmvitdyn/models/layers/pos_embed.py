@@ -11,21 +11,9 @@ def resize_pos_embed(pos_embed: torch.Tensor,
                      num_prefix_tokens: int = 1,
                      mode: str = 'bicubic',
                      antialias: bool = False) -> torch.Tensor:
-    """Interpolate a learned position embedding to another patch grid.
-
-    Args:
-        pos_embed (Tensor): (1, num_prefix_tokens + h_src * w_src, C).
-        src_grid (tuple): (h_src, w_src) the embedding was learned for.
-        dst_grid (tuple): (h_dst, w_dst) wanted.
-        num_prefix_tokens (int): Leading tokens (class token ...) kept as they are.
-        mode (str): Interpolation mode of ``F.interpolate``.
-        antialias (bool): ``F.interpolate``'s anti-aliasing (timm resamples with
-            it; with 'bicubic' it also changes the kernel when upsampling).
-            Defaults to False.
-
-    Returns:
-        Tensor: (1, num_prefix_tokens + h_dst * w_dst, C).
-    """
+    """pos_embed (1, P + h_src * w_src, C) learned for ``src_grid`` -> (1, P +
+    h_dst * w_dst, C) for ``dst_grid``, the P = ``num_prefix_tokens`` kept, by
+    ``F.interpolate`` with ``mode`` and ``antialias`` (default False)."""
     src_grid, dst_grid = tuple(src_grid), tuple(dst_grid)
     if src_grid == dst_grid:
         return pos_embed

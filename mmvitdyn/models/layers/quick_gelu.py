@@ -1,8 +1,4 @@
-"""QuickGELU (``x * sigmoid(1.702 x)``), the activation of OpenAI's CLIP towers.
-
-mmpretrain's, registered in mmengine's root registry too, so that
-``act_cfg=dict(type='QuickGELU')`` builds outside the mmpretrain scope as well.
-"""
+"""mmpretrain's QuickGELU (``x * sigmoid(1.702 x)``) in mmengine's root registry."""
 from mmengine.registry import MODELS
 from mmpretrain.models.utils.clip_generator_helper import QuickGELU
 

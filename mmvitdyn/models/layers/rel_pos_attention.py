@@ -6,6 +6,7 @@ import torch.nn.functional as F
 from mmengine.logging import MMLogger
 from torch import nn
 
+from ...checkpoint.vit_names import REL_POS_TABLES
 from .attention import Attention
 from .window_ops import (decomposed_rel_pos_bias, resize_rel_pos, window_partition,
                          window_token_mask, window_unpartition)
@@ -17,35 +18,20 @@ WINDOW_PADDINGS = ('zero', 'masked')
 
 
 class RelPosAttention(Attention):
-    """Multi-head attention over an (h, w) token grid, as in ViTDet's blocks.
-
-    With ``window_size > 0`` tokens attend only within non-overlapping
-    windows; the grid is padded at the bottom and right to a multiple of the
-    window. ``window_padding='zero'`` is ViTDet's and SAM's padding: the
-    padded tokens are zero vectors at the attention's input (after the
-    block's ``norm1``), so their q, k, v are the q/k/v bias and the grid's
-    queries attend to them. ``'masked'`` masks the padded keys out instead
-    (a window larger than the grid is then global attention). With
-    ``rel_pos_size`` a decomposed relative position bias (see
-    :func:`decomposed_rel_pos_bias`) is added to the scores through the
-    float ``attn_mask`` of fused attention. The q/k/v and output projections
-    run on the grid's tokens only, never on padding.
+    """ViTDet's attention over an (h, w) token grid, global or windowed, with
+    decomposed relative position bias (docs/design_notes.md).
 
     Args:
-        dim (int): Token width C.
-        num_heads (int): Number of heads H.
-        head_dim (int, optional): Width D of one head. Defaults to C // H.
-        qkv_bias (bool): Bias in the q/k/v projection. Defaults to True.
-        attn_drop (float): Dropout on attention weights. Defaults to 0.
-        proj_drop (float): Dropout after the output projection. Defaults to 0.
+        dim, num_heads, head_dim, qkv_bias, attn_drop, proj_drop: As
+            :class:`Attention`.
         window_size (int): Window side in tokens; 0 for global attention.
             Defaults to 0.
         rel_pos_size (int, optional): Grid side the relative-position tables
             are made for (the window side for windowed attention, the expected
             input grid for global attention); other sides interpolate them.
             None: no relative position bias. Defaults to None.
-        window_padding (str): 'zero' (ViTDet, SAM) or 'masked', see above.
-            Defaults to 'zero'.
+        window_padding (str): Padded tokens are zero vectors attended to
+            ('zero', ViTDet, SAM) or masked keys ('masked'). Defaults to 'zero'.
     """
 
     def __init__(self,
@@ -79,7 +65,7 @@ class RelPosAttention(Attention):
 
     def _resize_rel_pos_on_load(self, state_dict, prefix, *args, **kwargs):
         """Load-state-dict pre-hook: interpolate tables made for another grid side."""
-        for name in ('rel_pos_h', 'rel_pos_w'):
+        for name in REL_POS_TABLES:
             key, table = prefix + name, getattr(self, name)
             if key in state_dict and state_dict[key].shape[0] != table.shape[0] \
                     and state_dict[key].shape[1:] == table.shape[1:]:
@@ -89,13 +75,8 @@ class RelPosAttention(Attention):
 
     def scores_bias(self, q: torch.Tensor, grid: Tuple[int, int],
                     key_valid: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
-        """``attn_mask`` of fused attention: relative position bias and padded keys.
-
-        Args:
-            q (Tensor): Queries (B', H, h * w, D) of windows or images.
-            grid (tuple): (h, w) of one window or image.
-            key_valid (Tensor, optional): (B', h * w) bool, False on padding.
-        """
+        """``attn_mask`` from queries (B', H, h * w, D) over ``grid`` (h, w) and
+        ``key_valid`` (B', h * w) bool or None: bias and padded keys."""
         bias = None
         if self.rel_pos_h is not None:
             bias = decomposed_rel_pos_bias(q, grid, self.rel_pos_h, self.rel_pos_w)

@@ -1,15 +1,4 @@
-"""Tensors a module computes with but does not hold (one weight-sharing idiom).
-
-Weights shared between blocks (a learngene's tied heads and FFN runs) or
-computed from other parameters (TLEG's linear expansion) are held once, by
-an owner module, and *supplied* to the modules that compute with them: the
-backbone's per-block step runs the block inside :func:`supplied` (see
-``ViT.block_tensors``), which sets the tensors on the released slots for the
-call (as ``torch.func.functional_call`` does, but traceable by the FLOP
-counters' ``torch.jit.trace``). The modules themselves hold no copy:
-:func:`release` deletes the parameters that will be supplied, and
-:func:`hold` makes supplied values plain parameters again (for export).
-"""
+"""Tensors a module computes with but does not hold (docs/design_notes.md)."""
 from contextlib import contextmanager
 from typing import Dict, Iterable, Iterator
 
@@ -18,8 +7,7 @@ from torch import nn
 
 
 def release(module: nn.Module, names: Iterable[str]) -> None:
-    """Delete the parameters ``names`` (dotted, relative to ``module``); from
-    then on they must be supplied when ``module`` runs.
+    """Delete the parameters ``names`` (dotted), to be supplied from then on.
 
     Raises:
         AttributeError: ``module`` has no parameter of that name.
@@ -37,8 +25,8 @@ def release(module: nn.Module, names: Iterable[str]) -> None:
 
 @contextmanager
 def supplied(module: nn.Module, tensors: Dict[str, torch.Tensor]) -> Iterator[nn.Module]:
-    """Within the context, ``module`` computes with ``tensors`` (dotted name
-    relative to ``module`` -> value, gradients kept) on released slots.
+    """Within the context ``module`` computes with ``tensors`` (dotted name ->
+    value) on its released slots.
 
     Raises:
         AttributeError: A name is a parameter ``module`` holds (not released).
@@ -61,9 +49,8 @@ def supplied(module: nn.Module, tensors: Dict[str, torch.Tensor]) -> Iterator[nn
 
 @torch.no_grad()
 def hold(module: nn.Module, tensors: Dict[str, torch.Tensor]) -> None:
-    """Make each of ``tensors`` (dotted name relative to ``module`` -> value) a
-    parameter of ``module`` holding a detached copy of the value; it trains
-    (``requires_grad``) when the value did."""
+    """Make each of ``tensors`` (dotted name -> value) a parameter holding a
+    detached copy, with the value's ``requires_grad``."""
     for name, value in tensors.items():
         owner, _, leaf = name.rpartition('.')
         module.get_submodule(owner).register_parameter(

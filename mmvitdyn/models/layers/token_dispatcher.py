@@ -14,7 +14,7 @@ from ...utils import check_bool, check_number
 # DyT's straight-through sigmoid gradient, or CoDA's soft top-k (a fixed
 # top-k per image whose outputs are scaled by the soft top-k weights).
 DISPATCH_MODES = ('threshold', 'topk', 'soft_topk')
-# The modes that keep a fixed count of tokens per image (they take ``keep_rate``).
+# The modes that keep a fixed count of tokens per image (they take ``topk_rate``).
 TOPK_MODES = ('topk', 'soft_topk')
 # How :func:`soft_topk` solves for lambda: CoDA's fixed dual rounds, or exactly.
 SOFT_TOPK_SOLVERS = ('coda', 'exact')
@@ -27,9 +27,9 @@ CODA_EPSILON_DECAY = 0.7
 BISECTION_STEPS = 64
 
 
-def topk_count(keep_rate: float, num_tokens: int) -> int:
-    """Tokens kept of ``num_tokens`` at ``keep_rate``: round(r * N), halves rounded up."""
-    return int(math.floor(keep_rate * num_tokens + 0.5))
+def topk_count(topk_rate: float, num_tokens: int) -> int:
+    """Tokens kept of ``num_tokens`` at ``topk_rate``: round(r * N), halves rounded up."""
+    return int(math.floor(topk_rate * num_tokens + 0.5))
 
 
 def soft_topk(scores: torch.Tensor, k: int, epsilon: float, solver: str = 'coda') -> torch.Tensor:
@@ -111,7 +111,7 @@ class TokenDispatcher(nn.Module):
     - ``mode='threshold'`` (DyT): in training ``y = sigmoid((logit + g1 - g2) / tau)``,
       g1, g2 ~ Gumbel(0, 1) (no noise with ``gumbel=False``), the mask ``1[y > 0.5]``
       with the gradient of ``y``; in evaluation ``1[logit >= 0]``.
-    - ``mode='topk'``: every image keeps the ``k = round(keep_rate * N)`` patch
+    - ``mode='topk'``: every image keeps the ``k = round(topk_rate * N)`` patch
       tokens of largest logits (with the noise in training when ``gumbel``), with
       the gradient of ``y = sigmoid(logit' / tau)`` (``hard - y.detach() + y``).
     - ``mode='soft_topk'`` (CoDA): the same k tokens, the mask ``m = lambda *
@@ -127,7 +127,7 @@ class TokenDispatcher(nn.Module):
         gumbel (bool): Add Gumbel noise in training ('threshold', 'topk');
             'soft_topk' needs False. Defaults to True.
         mode (str): 'threshold' (default), 'topk' or 'soft_topk'.
-        keep_rate (float, optional): Kept fraction r in (0, 1] of 'topk' and
+        topk_rate (float, optional): Kept fraction r in (0, 1] of 'topk' and
             'soft_topk'; must be None for 'threshold'.
         epsilon (float, optional): Entropy weight of 'soft_topk' (> 0); must
             be None for the other modes.
@@ -141,7 +141,7 @@ class TokenDispatcher(nn.Module):
                  tau: float = 5.0,
                  gumbel: bool = True,
                  mode: str = 'threshold',
-                 keep_rate: Optional[float] = None,
+                 topk_rate: Optional[float] = None,
                  epsilon: Optional[float] = None,
                  solver: Optional[str] = None):
         super().__init__()
@@ -150,9 +150,9 @@ class TokenDispatcher(nn.Module):
         if mode not in DISPATCH_MODES:
             raise ValueError(f'dispatcher mode={mode!r} is not one of {DISPATCH_MODES}')
         if mode in TOPK_MODES:
-            check_number(keep_rate, 'dispatcher keep_rate', 0, 1, low_open=True)
-        elif keep_rate is not None:
-            raise ValueError(f"dispatcher keep_rate={keep_rate!r} is only for mode='topk' or "
+            check_number(topk_rate, 'dispatcher topk_rate', 0, 1, low_open=True)
+        elif topk_rate is not None:
+            raise ValueError(f"dispatcher topk_rate={topk_rate!r} is only for mode='topk' or "
                              "'soft_topk'; mode='threshold' learns its rate: leave it None")
         if mode == 'soft_topk':
             check_number(epsilon, 'dispatcher_cfg.epsilon', 0, low_open=True)
@@ -172,7 +172,7 @@ class TokenDispatcher(nn.Module):
         self.tau = tau
         self.gumbel = gumbel
         self.mode = mode
-        self.keep_rate = keep_rate
+        self.topk_rate = topk_rate
         self.epsilon = epsilon
         self.solver = solver
         self.reset_parameters()
@@ -183,15 +183,15 @@ class TokenDispatcher(nn.Module):
         nn.init.zeros_(self.gate.bias)
 
     def _topk(self, logits: torch.Tensor) -> torch.Tensor:
-        """0/1 mask (B, N): 1 at the ``round(keep_rate * N)`` largest logits of each row."""
-        k = topk_count(self.keep_rate, logits.shape[1])
+        """0/1 mask (B, N): 1 at the ``round(topk_rate * N)`` largest logits of each row."""
+        k = topk_count(self.topk_rate, logits.shape[1])
         keep = logits.topk(k, dim=1).indices
         return torch.zeros_like(logits).scatter_(1, keep, 1.0)
 
     def _soft_topk(self, logits: torch.Tensor) -> torch.Tensor:
         """``lambda * 1[top-k]`` (B, N) of the logits (see :func:`soft_topk`)."""
         hard = self._topk(logits.detach())
-        k = topk_count(self.keep_rate, logits.shape[1])
+        k = topk_count(self.topk_rate, logits.shape[1])
         weights = soft_topk(logits, k, self.epsilon, self.solver)
         return weights * hard
 

@@ -6,15 +6,7 @@ from torch import nn
 
 
 class TokenPredictor(nn.Module):
-    """DynamicViT's prediction module: keep/drop log-probabilities per token.
-
-    ``h = GELU(Linear(LN(x)))`` is split into a local half ``h[..., :C/2]``
-    and a global half averaged over the kept tokens; ``MLP(C -> C/2 -> C/4 -> 2)``
-    of their concatenation, log-softmaxed, gives (log p_keep, log p_drop).
-
-    Args:
-        dim (int): Token width C.
-    """
+    """Keep/drop log-probabilities per token of width ``dim`` (docs/design_notes.md)."""
 
     def __init__(self, dim: int):
         super().__init__()
@@ -34,8 +26,7 @@ class TokenPredictor(nn.Module):
                 nn.init.zeros_(module.bias)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """Patch tokens (B, N, C), keep mask (B, N) -> log-probabilities (B, N, 2),
-        index 0 = keep."""
+        """Tokens (B, N, C), keep mask (B, N) -> log-probabilities (B, N, 2), 0 = keep."""
         h = F.gelu(self.embed(self.norm(x)))
         half = h.shape[-1] // 2
         local, glob = h[..., :half], h[..., half:]

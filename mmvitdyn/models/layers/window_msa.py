@@ -1,13 +1,4 @@
-"""Swin's window attention with a head width of its own.
-
-mmpretrain's ``WindowMSA`` splits the token width C into its heads (head
-width C / H). A Cluster-Learngene descendant of a Swin keeps the ancestry's
-head width D with fewer heads, so its inner width H * D is not C:
-:class:`HeadWidthWindowMSA` is ``WindowMSA`` with ``qkv`` (C -> 3HD) and
-``proj`` (HD -> C) of that width; with D = C / H it computes what
-``WindowMSA`` computes. :func:`window_attention_probs` is the attention of
-both, for whoever needs the probabilities (e.g. the mean attention distance).
-"""
+"""Swin's window attention with a head width of its own (docs/design_notes.md)."""
 from typing import Optional, Tuple
 
 import torch
@@ -19,20 +10,9 @@ def window_attention_probs(
         msa: nn.Module,
         x: torch.Tensor,
         mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Softmax attention of a (``HeadWidth``)``WindowMSA`` and its values.
-
-    Args:
-        msa (nn.Module): ``qkv``, ``num_heads``, ``scale``, ``window_size``,
-            ``relative_position_bias_table`` ((2Wh-1)(2Ww-1), H) and
-            ``relative_position_index``.
-        x (Tensor): (nW * B, N, C) window tokens, N = Wh * Ww.
-        mask (Tensor, optional): (nW, N, N) shifted-window mask (0 or very
-            negative).
-
-    Returns:
-        tuple[Tensor, Tensor]: probabilities (nW * B, H, N, N) and values
-        (nW * B, H, N, D).
-    """
+    """Probabilities (nW * B, H, N, N) and values (nW * B, H, N, D) of a
+    (``HeadWidth``)``WindowMSA`` on window tokens x (nW * B, N, C), with the
+    optional (nW, N, N) shifted-window ``mask``."""
     b, n, _ = x.shape
     h = msa.num_heads
     q, k, v = msa.qkv(x).reshape(b, n, 3, h, -1).permute(2, 0, 3, 1, 4)
@@ -53,8 +33,7 @@ class HeadWidthWindowMSA(WindowMSA):
         window_size (tuple[int]): (Wh, Ww).
         num_heads (int): Heads H.
         head_dim (int): Width D of a head; q/k/v are 3HD wide.
-        qkv_bias, qk_scale, attn_drop, proj_drop, init_cfg: As ``WindowMSA``
-            (the default scale is D ** -0.5).
+        qkv_bias, qk_scale, attn_drop, proj_drop, init_cfg: As ``WindowMSA``.
     """
 
     def __init__(self,

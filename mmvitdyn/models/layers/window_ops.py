@@ -1,15 +1,5 @@
-"""Windows and decomposed relative positions of ViTDet-style attention (pure functions).
-
-Tokens live on an (h, w) grid in channels-last layout (B, h, w, C). Windowed
-attention splits the grid into non-overlapping ``window x window`` squares,
-padding it at the bottom and right to a multiple of the window. The relative
-position bias is decomposed into a height and a width term (MViTv2, ViTDet):
-for query (i, j) and key (k, l)::
-
-    bias[(i, j), (k, l)] = q_ij . R_h[i - k] + q_ij . R_w[j - l]
-
-with learned tables R_h, R_w of one D-vector per offset (2 * side - 1 rows).
-"""
+"""Windows and decomposed relative positions of ViTDet-style attention on a
+(B, h, w, C) token grid (pure functions; formulas in docs/design_notes.md)."""
 from typing import Tuple
 
 import torch
@@ -17,16 +7,9 @@ import torch.nn.functional as F
 
 
 def window_partition(x: torch.Tensor, window: int) -> Tuple[torch.Tensor, Tuple[int, int]]:
-    """Split a token grid into windows, zero-padding it to a multiple of ``window``.
-
-    Args:
-        x (Tensor): (B, h, w, C).
-        window (int): Window side.
-
-    Returns:
-        tuple: windows (B * n_windows, window, window, C), ordered image by
-        image and row-major within an image, and the padded grid (h_pad, w_pad).
-    """
+    """x (B, h, w, C), zero-padded at the bottom and right to a multiple of
+    ``window`` -> windows (B * n_windows, window, window, C), image by image and
+    row-major, and the padded grid (h_pad, w_pad)."""
     b, h, w, c = x.shape
     pad_h, pad_w = -h % window, -w % window
     if pad_h or pad_w:
@@ -38,17 +21,8 @@ def window_partition(x: torch.Tensor, window: int) -> Tuple[torch.Tensor, Tuple[
 
 def window_unpartition(windows: torch.Tensor, window: int, padded_grid: Tuple[int, int],
                        grid: Tuple[int, int]) -> torch.Tensor:
-    """Inverse of :func:`window_partition`: windows back to the (unpadded) grid.
-
-    Args:
-        windows (Tensor): (B * n_windows, window, window, C).
-        window (int): Window side.
-        padded_grid (tuple): (h_pad, w_pad) returned by :func:`window_partition`.
-        grid (tuple): (h, w) of the original grid.
-
-    Returns:
-        Tensor: (B, h, w, C).
-    """
+    """Inverse of :func:`window_partition`: windows (B * n_windows, window,
+    window, C), its ``padded_grid`` and the original (h, w) -> (B, h, w, C)."""
     (h_pad, w_pad), (h, w) = padded_grid, grid
     rows, cols = h_pad // window, w_pad // window
     x = windows.view(-1, rows, cols, window, window, windows.shape[-1])
@@ -71,16 +45,8 @@ def resize_rel_pos(table: torch.Tensor, length: int) -> torch.Tensor:
 
 
 def get_rel_pos(size: int, table: torch.Tensor) -> torch.Tensor:
-    """Embeddings of the offsets between query and key positions along one axis.
-
-    Args:
-        size (int): Positions along the axis (queries and keys alike).
-        table (Tensor): (L, D), one row per offset -(size0 - 1)..(size0 - 1) of
-            the side the table was made for; interpolated when L != 2 * size - 1.
-
-    Returns:
-        Tensor: (size, size, D) with ``out[i, k] = table[i - k + size - 1]``.
-    """
+    """(size, size, D) with ``out[i, k] = table[i - k + size - 1]``; ``table``
+    (L, D), one row per offset, is interpolated when L != 2 * size - 1."""
     table = resize_rel_pos(table, 2 * size - 1)
     positions = torch.arange(size, device=table.device)
     return table[positions[:, None] - positions[None, :] + size - 1]
@@ -88,20 +54,9 @@ def get_rel_pos(size: int, table: torch.Tensor) -> torch.Tensor:
 
 def decomposed_rel_pos_bias(q: torch.Tensor, grid: Tuple[int, int], rel_pos_h: torch.Tensor,
                             rel_pos_w: torch.Tensor) -> torch.Tensor:
-    """Decomposed relative position bias of attention over an (h, w) grid.
-
-    Added to the scaled scores ``q k^T / sqrt(D)`` (e.g. as a float
-    ``attn_mask`` of scaled-dot-product attention); ``q`` enters unscaled.
-
-    Args:
-        q (Tensor): Queries (B, H, h * w, D), row-major over the grid.
-        grid (tuple): (h, w).
-        rel_pos_h (Tensor): Height offsets table (L_h, D).
-        rel_pos_w (Tensor): Width offsets table (L_w, D).
-
-    Returns:
-        Tensor: (B, H, h * w, h * w).
-    """
+    """Bias (B, H, h * w, h * w) to add to the scaled scores, from unscaled
+    queries ``q`` (B, H, h * w, D) row-major over ``grid`` (h, w) and the
+    height / width offset tables (L_h, D), (L_w, D)."""
     h, w = grid
     b, heads, n, d = q.shape
     q = q.reshape(b, heads, h, w, d)

@@ -12,16 +12,11 @@ def build_resampler(factor: float,
                     channels: int,
                     norm_cfg: Optional[dict] = None,
                     halve_channels: bool = False) -> Tuple[nn.Module, int]:
-    """The module resampling a (B, C, H, W) map to (B, C', H * factor, W * factor), and C'.
-
-    ``factor = 2^k`` with k > 0: k stride-2 2x2 transposed convolutions with
-    the norm (when ``norm_cfg``) and GELU between two of them, each halving
-    the channels when ``halve_channels``; k = 0: identity; k < 0: max pooling
-    with kernel and stride ``2^-k``.
+    """The module resampling (B, C, H, W) to (B, C', H * factor, W * factor), and
+    C' (docs/design_notes.md).
 
     Raises:
-        ValueError: ``factor`` is not a power of two, or ``norm_cfg`` is bad
-            (see :func:`~mmvitdyn.utils.check_norm_cfg`).
+        ValueError: ``factor`` is not a power of two, or ``norm_cfg`` is bad.
     """
     check_number(factor, 'scale factor', 0, low_open=True)
     if norm_cfg is not None:

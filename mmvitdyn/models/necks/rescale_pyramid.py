@@ -11,23 +11,12 @@ from .resample import build_resampler
 
 @MODELS.register_module()
 class RescalePyramid(BaseModule):
-    """Turns the maps of several ViT blocks into a feature pyramid, one factor per map.
-
-    Map i, (B, C, H, W) -> (B, C, H * f_i, W * f_i): a factor 4 is a stride-2
-    2x2 transposed convolution, GELU (after the norm, when ``norm_cfg``) and
-    another one; 2 is one transposed convolution; 1 the identity; 0.5 a 2x2
-    max pooling (see :func:`build_resampler`). Channels are kept; transposed
-    convolutions keep PyTorch's default init. Use it through the ``pyramid``
-    option of :class:`ViT`, or as a neck.
+    """ViT block maps (B, C, H, W) -> (B, C, H * f_i, W * f_i), one factor per map.
 
     Args:
-        in_channels (int): Channels C of every map (768 for ViT-B).
-        rescales (Sequence[float]): Factor per map, powers of two. Defaults
-            to (4, 2, 1, 0.5).
-        norm_cfg (dict, optional): Norm between two transposed convolutions,
-            e.g. ``dict(type='SyncBN', requires_grad=True)``. Defaults to None
-            (none, as the public DyT code).
-        init_cfg (dict | list, optional): Initialisation config.
+        in_channels (int): Channels C of every map.
+        rescales (Sequence[float]): Powers of two. Defaults to (4, 2, 1, 0.5).
+        norm_cfg (dict, optional): Norm between transposed convolutions; init_cfg.
     """
 
     def __init__(self,

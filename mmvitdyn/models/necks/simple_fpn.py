@@ -14,22 +14,14 @@ from .resample import build_resampler
 
 @MODELS.register_module()
 class SimpleFPN(BaseModule):
-    """A feature pyramid built from the single map of a plain ViT (ViTDet).
-
-    Each level resamples the backbone map by a power-of-two factor (up:
-    stride-2 transposed convolutions, halving the channels each time, with
-    norm + GELU between them; down: max pooling), then projects it with a
-    1x1 and a 3x3 convolution, each followed by the norm. Levels beyond the
-    scale factors max-pool the last one with stride 2 (ViTDet's P6 for RPN).
+    """ViTDet's feature pyramid from a plain ViT's single map (docs/design_notes.md).
 
     Args:
-        in_channels (int): Channels C of the backbone map (768 for ViT-B).
+        in_channels (int): Channels C of the backbone map.
         out_channels (int): Channels of every output level.
-        scale_factors (Sequence[float]): Resampling factor per level, powers
-            of two. Defaults to (4, 2, 1, 0.5): strides 4, 8, 16, 32 from a
-            stride-16 map.
-        num_outs (int): Number of outputs, at least ``len(scale_factors)``.
-            Defaults to 5.
+        scale_factors (Sequence[float]): Powers of two. Defaults to (4, 2, 1,
+            0.5): strides 4, 8, 16, 32 from a stride-16 map.
+        num_outs (int): Outputs, at least ``len(scale_factors)``. Defaults to 5.
         norm_cfg (dict): Norm after every convolution. Defaults to
             ``dict(type='LN2d', eps=1e-6)``.
         init_cfg (dict | list, optional): Initialisation config.

@@ -11,20 +11,8 @@ from ..dyt_two_pass import DyTTwoPassMixin
 
 @MODELS.register_module()
 class DyTRecognizer3D(DyTTwoPassMixin, Recognizer3D):
-    """mmaction2's Recognizer3D with Dynamic Tuning's training objective: the
-    two-pass step of :class:`DyTTwoPassMixin` over the clip scores of its
-    ``cls_head``, on clips (B, 1, C, T, H, W) of a ``NCTHW`` pipeline, one
-    clip per sample in training (docs/video.md). Testing is Recognizer3D's
-    (several views per sample, averaged by the head's ``average_clips``).
-
-    Args:
-        **kwargs: The objective's arguments (:class:`DyTTwoPassMixin`:
-            ``complete_loss``, ``distill_loss``, ``rate_loss_weight``,
-            ``consistency_loss_weight``, ...) and mmaction2's
-            ``Recognizer3D``'s (``backbone``: a :class:`DyTVideoViT` or
-            another DynamicBackbone; ``cls_head``: e.g.
-            :class:`AttentivePoolingHead`; ``data_preprocessor``, ...).
-    """
+    """mmaction2's Recognizer3D trained by :class:`DyTTwoPassMixin` on clips (B,
+    1, C, T, H, W); takes the objective's and ``Recognizer3D``'s arguments."""
 
     def logits(self, inputs: torch.Tensor) -> torch.Tensor:
         """Scores (B * clips, num_classes) of clips (B, clips, C, T, H, W)."""

@@ -12,19 +12,18 @@ from .base import ReductionPass, TokenReduction
 
 @MODELS.register_module()
 class EViT(TokenReduction):
-    """Attentive-token reorganisation at the blocks ``locations``.
-
-    After the attention residual, the ``ceil(keep_rate * N)`` patch tokens the
-    class token attends to most (mean over heads) are kept in that order; the
-    others are fused into one token, their sum weighted by that attention.
+    """At the blocks ``locations``, keep the ``ceil(current_rate * N)`` patch tokens the
+    class token attends to most (mean over heads); fuse the others into one token.
 
     Args:
-        keep_rate (float): Kept fraction of the patch tokens at each
-            location, in (0, 1]. Defaults to 0.7.
+        keep_rate (float): Kept fraction (the target) in (0, 1]. Defaults to 0.7.
         locations (Sequence[int]): Blocks (0-based, increasing) that reduce.
             Defaults to (3, 6, 9).
-        fuse (bool): Fuse the inattentive tokens into one (True) or drop
-            them. Defaults to True.
+        fuse (bool): Fuse the other tokens into one, or drop them. Defaults to True.
+
+    Attributes:
+        current_rate (float): The fraction kept now: ``keep_rate`` unless
+            :class:`~mmvitdyn.engine.EViTKeepRateHook` set it.
     """
 
     def __init__(self,
@@ -39,6 +38,7 @@ class EViT(TokenReduction):
         if not locations or list(locations) != sorted(set(locations)):
             raise ValueError(f'EViT locations={locations} must be increasing block indices')
         self.keep_rate = keep_rate
+        self.current_rate = keep_rate
         self.locations = locations
         self.fuse = check_bool(fuse, 'EViT fuse')
 
@@ -63,10 +63,10 @@ class EViT(TokenReduction):
 
     def reduce(self, index: int, x: torch.Tensor, cls_attn: Optional[torch.Tensor],
                state: ReductionPass) -> torch.Tensor:
-        """Tokens (B, E + M, C) -> (B, E + ceil(rate * M) [+ 1 fused], C)."""
+        """Tokens (B, E + M, C) -> (B, E + ceil(current_rate * M) [+ 1 fused], C)."""
         extra = state.num_prefix_tokens
         num_patches = x.shape[1] - extra
-        keep = math.ceil(self.keep_rate * num_patches)
+        keep = math.ceil(self.current_rate * num_patches)
         if cls_attn is None or keep >= num_patches:
             return x
         order = cls_attn.argsort(dim=1, descending=True)

@@ -8,26 +8,17 @@ from ...utils import check_bool, check_int, check_norm_cfg, check_rate
 
 
 class AttentivePooling(nn.Module):
-    """Pool tokens (B, M, C) to (B, C) by multi-head cross-attention from a
-    learned query token::
-
-        q = W_q LN_q(query) + b_q,  k = W_k LN_k(x),  v = W_v LN_v(x) + b_v
-        out = proj(softmax(q k^T / sqrt(D)) v)
-
-    with H heads of width D = C / H. There is no residual and no MLP: the
-    output is the attention's projection. The query starts at zero, so at
-    initialisation every token has the same weight (the pooling is the mean
-    of the values).
+    """Pool tokens (B, M, C) to (B, C) by H-head cross-attention from a learned
+    query token (docs/design_notes.md).
 
     Args:
-        dim (int): Token width C.
-        num_heads (int): Heads H; C must be a multiple of H.
-        qkv_bias (bool): Biases on the query and value projections (the key
-            has none). Defaults to True.
+        dim (int): Token width C, a multiple of ``num_heads``.
+        num_heads (int): Heads H.
+        qkv_bias (bool): Biases on the query and value projections. Defaults to True.
         attn_drop (float): Dropout on the attention weights. Defaults to 0.
         proj_drop (float): Dropout after the output projection. Defaults to 0.
-        norm_cfg (dict): Norm of the query, key and value inputs (three
-            norms). Defaults to ``dict(type='LN', eps=1e-6)``.
+        norm_cfg (dict): Norms of the query, key and value inputs. Defaults to
+            ``dict(type='LN', eps=1e-6)``.
     """
 
     def __init__(self,

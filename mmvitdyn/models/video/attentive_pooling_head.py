@@ -12,37 +12,19 @@ from .attentive_pooling import AttentivePooling
 
 @MODELS.register_module()
 class AttentivePoolingHead(BaseHead):
-    """Clip scores from the tokens of all its frames, as
-    :class:`DyTVideoViT` returns them: dropout on the tokens,
-    :class:`AttentivePooling` (a learned query cross-attends to them), a
-    linear classifier ``fc_cls``. An mmaction2 ``BaseHead``: ``loss`` and
-    ``predict`` as mmaction2's heads have them, the scores of a sample's
-    views averaged at test (``average_clips``).
+    """mmaction2 head: :class:`AttentivePooling` of all frames' tokens, ``fc_cls``.
 
     Args:
         num_classes (int): Number of classes.
         in_channels (int): Token width C.
-        num_heads (int): Heads of the pooling's cross-attention. Defaults to 12.
-        qkv_bias (bool): Biases on the pooling's query and value projections.
-            Defaults to True.
-        drop_rate (float): Dropout on the input tokens and after the pooling's
-            output projection. Defaults to 0.
-        attn_drop_rate (float): Dropout on the pooling's attention weights.
-            Defaults to 0.
-        norm_cfg (dict): Norm of the pooling's query, key and value inputs.
-            Defaults to ``dict(type='LN', eps=1e-6)``.
-        loss_cls (dict): The classification loss (mmaction2's registry).
-            Defaults to ``dict(type='CrossEntropyLoss')``.
+        num_heads, qkv_bias, norm_cfg: Of the pooling (12, True, LN eps 1e-6).
+        drop_rate (float): Dropout on the tokens and the pooling output. Defaults to 0.
+        attn_drop_rate (float): Dropout on the pooling's weights. Defaults to 0.
+        loss_cls (dict): Defaults to ``dict(type='CrossEntropyLoss')``.
         label_smooth_eps (float): Label smoothing. Defaults to 0.
-        topk (int | tuple[int]): Top-k accuracies logged in training.
-            Defaults to ``(1, 5)``.
-        average_clips (str, optional): How a sample's views (clips x crops)
-            combine at test: 'score' (mean of the logits, as the public code's
-            multi-view test), 'prob' (mean of the softmax) or None (kept
-            apart). Defaults to 'score'.
-        init_cfg (dict | list, optional): Defaults to trunc-normal linears
-            (std 0.02, bias 0) with ``fc_cls`` at std 0.01, LayerNorms (1, 0);
-            the query starts at zero.
+        topk (int | tuple[int]): Training top-k accuracies. Defaults to (1, 5).
+        average_clips (str, optional): 'score' (mean logits, default), 'prob' or None.
+        init_cfg (dict | list, optional): Defaults to trunc-normal linears.
     """
 
     def __init__(self,

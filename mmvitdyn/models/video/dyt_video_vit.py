@@ -11,31 +11,15 @@ from ..backbones import DynamicBackbone
 
 @MODELS.register_module()
 class DyTVideoViT(DynamicBackbone, BaseModule):
-    """Clips through an image ViT frame by frame.
-
-    Clips (B, C, T, H, W), mmaction2's ``NCTHW``, become B*T frames (the T
-    frames of a clip consecutive); the ViT (a :class:`DyTViT` by default,
-    frozen, with adapters and token dispatchers) runs on them as on images,
-    and its final-normed tokens of every frame, class token included,
-    are joined per clip, frame after frame: (B, T * N, C). No temporal
-    embedding is added. Frames are dispatched like images: each frame's patch
-    tokens get their own masks, its class token is never dispatched.
-
-    The :class:`DynamicBackbone` protocol is the ViT's: masks, rates and
-    the rate loss cover all frames of the last forward (masks per frame,
-    (B*T, N_patches)), and the variants are the ViT's switches
-    (``dispatch=None``: AdaptFormer; an ``adapter_cfg`` with experts: MoE-adapter
-    or AdaMix; ``dispatch=None, adapter_cfg=None, freeze_pretrained=False``:
-    full fine-tuning). The wrapper holds no parameters of its own.
+    """Clips (B, C, T, H, W) through an image ViT frame by frame, the frames'
+    tokens joined per clip (docs/design_notes.md); the protocol is the ViT's.
 
     Args:
-        vit (dict): Config of the frame backbone, ``type`` 'DyTViT' when not
-            given; it must be a :class:`DynamicBackbone` with one output, the
-            tokens (``out_type='raw'``, set when not given; ``out_indices``
-            the last block).
-        init_cfg (dict | list, optional): Initialisation config of the whole
-            model (e.g. ``Pretrained`` of a video checkpoint); the ViT's own
-            ``init_cfg`` loads image checkpoints. Defaults to None.
+        vit (dict): Config of the frame backbone (``type`` 'DyTViT' when not
+            given), a :class:`DynamicBackbone` with one output, the tokens
+            (``out_type='raw'`` when not given).
+        init_cfg (dict | list, optional): Initialisation of the whole model (e.g.
+            ``Pretrained`` of a video checkpoint). Defaults to None.
     """
 
     OBJECTIVE_MODELS = ('DyTRecognizer3D', )
@@ -68,11 +52,10 @@ class DyTVideoViT(DynamicBackbone, BaseModule):
         return x.transpose(1, 2).reshape(b * t, c, h, w)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Clips (B, C, T, H, W) -> the frames' tokens (B, T * N, C), N = tokens per frame.
+        """Clips (B, C, T, H, W) -> tokens (B, T * N, C), N tokens per frame.
 
         Raises:
-            RuntimeError: Training a dispatching ViT that no model or loop
-                attached an objective to (see :meth:`check_objective`).
+            RuntimeError: Training a dispatching ViT without an objective.
         """
         self.check_objective()
         b = x.shape[0]

@@ -8,10 +8,10 @@ import torch
 
 from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import REPO
+from mmvitdyn.checkpoint import load_pretrained, to_classifier
 from mmvitdyn.models import AdapterViT, DynamicViT, DyTViT, DyTViTDet, ViT
 from mmvitdyn.models.layers import (AdapterBlock, Attention, DyTBlock, Mlp, PolicyAttention,
                                     RelPosAttention)
-from mmvitdyn.models.utils import load_pretrained, to_classifier
 
 
 def test_layer_cfgs_set_each_block():

@@ -235,15 +235,21 @@ def test_gradients_reach_exactly_adapters_predictors_and_head():
             assert param.grad is None, name
 
 
-@pytest.mark.parametrize('kwargs', [dict(dispatch='mlp'), dict(token_reduction=dict(type='ToMe'))])
-def test_dyt_settings_are_not_arguments(kwargs):
-    """DynamicViT is an AdaptFormer ViT, not a DyT one: DyT's settings are unknown arguments."""
-    with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(kwargs))}'"):
+@pytest.mark.parametrize('kwargs,error,message', [
+    (dict(dispatch='mlp'), TypeError, r"has no token dispatch: \['dispatch'\] are DyTViT's"),
+    (dict(target_rate=0.5), TypeError, r"\['target_rate'\] are DyTViT's arguments"),
+    (dict(token_reduction=dict(type='ToMe')), ValueError, 'DynamicViT prunes tokens itself'),
+    (dict(keep_rate=0.6), TypeError, 'is called base_rate .*: write base_rate=0.6'),
+])
+def test_dyt_settings_and_the_old_rate_name_are_refused(kwargs, error, message):
+    """DynamicViT is an AdaptFormer ViT, not a DyT one: DyT's settings and a second
+    token reduction are refused, and rho's old name names the new one."""
+    with pytest.raises(error, match=message):
         tiny(DynamicViT, prune_loc=(1, ), **kwargs)
 
 
 @pytest.mark.parametrize('kwargs,message', [
-    (dict(keep_rate=1.0), r'keep_rate=1.0 must be a finite number in \(0, 1\)'),
+    (dict(base_rate=1.0), r'base_rate=1.0 must be a finite number in \(0, 1\)'),
     (dict(prune_loc=(2, 1)), r'prune_loc=\(2, 1\) must be increasing block indices in 1..2'),
     (dict(prune_loc=(0, )), r'prune_loc=\(0,\) must be'),
     (dict(out_type='featmap'), "out_type='featmap' is not supported; choose one of"),
@@ -301,7 +307,7 @@ def test_configs_change_only_the_method(name, tmp_path):
     assert backbone.adapter_cfg.bottleneck == bottleneck and backbone.freeze_pretrained
     with DefaultScope.overwrite_default_scope('mmpretrain'):
         paper = MODELS.build(cfg.model)  # ViT-B as configured, not initialised
-    assert (type(paper.backbone), paper.backbone.prune_loc, paper.backbone.keep_rate,
+    assert (type(paper.backbone), paper.backbone.prune_loc, paper.backbone.base_rate,
             paper.backbone.gumbel_tau) == (DynamicViT, (3, 6, 9), 0.7, 1.0)
     assert (type(paper).__name__, paper.rate_loss_weight, paper.distill_loss, paper.distill_weight,
             paper.token_distill, paper.complete_loss) == ('DynamicViTClassifier', 2.0, True, 0.5,
@@ -319,3 +325,10 @@ def test_configs_change_only_the_method(name, tmp_path):
     losses = model.loss(images(2), [DataSample().set_gt_label(i) for i in range(2)])
     assert {'loss_cls', 'loss_ratio', 'loss_distill_cls', 'loss_distill_token'} <= set(losses)
     assert all(torch.isfinite(v) for v in losses.values())
+
+
+def test_a_config_with_the_old_rate_name_names_the_new_one():
+    """A config (or a checkpoint's stored config) written before rho was renamed."""
+    cfg = tiny_backbone_cfg('DynamicViT', prune_loc=(1, ), keep_rate=0.5)
+    with pytest.raises(TypeError, match="keep_rate=0.5 is called base_rate.*write base_rate=0.5"):
+        MODELS.build(cfg)

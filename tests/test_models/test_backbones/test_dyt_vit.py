@@ -3,8 +3,8 @@ import torch
 
 from helpers.dyt import dyt_param_names, spread_gates, trainable_names
 from helpers.models import TINY_ARCH, images, tiny
+from mmvitdyn.checkpoint import is_dyt_param
 from mmvitdyn.models import DyTViT, MoEAdapter, TokenDispatcher, ViT
-from mmvitdyn.models.layers import is_dyt_param
 
 VARIANTS = ['mlp', 'attn', 'attn_mlp', 'layer']
 

@@ -7,8 +7,8 @@ from timm.models import vision_transformer_sam
 
 from helpers.dyt import dyt_param_names, rel_pos_names, spread_gates, trainable_names
 from helpers.models import PATCH_SIZE, TINY_ARCH, images, tiny
-from mmvitdyn.models import DyTViT, DyTViTDet, RelPosAttention
-from mmvitdyn.models.utils import load_pretrained
+from mmvitdyn.checkpoint import load_pretrained
+from mmvitdyn.models import DyTViT, DyTViTDet, RelPosAttention, ViTDet
 
 GRID = (6, 10)  # patch grid of a 48 x 80 image at patch 8: windows of 4 need padding
 # Windowed, global, windowed blocks; global tables made for 48 px inputs.
@@ -82,9 +82,15 @@ def test_trainable_set():
     assert trainable_names(model) == dyt_param_names(layers) | rel_pos_names(layers)
     frozen_tables = build(train_rel_pos=False)
     assert not frozen_tables.blocks[0].attn.rel_pos_h.requires_grad
-    plain = build(dispatch=None, adapter_cfg=None, freeze_pretrained=False)
+    plain = tiny(ViTDet, **VITDET)
     assert all(p.requires_grad for p in plain.parameters())
-    assert not plain.blocks[0].dispatchers and plain.blocks[0].adapter is None
+    # The DyT model's tensors but its adapters and dispatchers, every one trained.
+    assert {n
+            for n, _ in plain.named_parameters()} == {
+                n
+                for n, _ in model.named_parameters()
+                if not {'adapter', 'dispatchers'} & set(n.split('.'))
+            }
 
 
 @pytest.mark.parametrize('dispatch', ['attn', 'attn_mlp', 'layer'])
@@ -169,7 +175,7 @@ def test_global_dyt_vit_gives_multi_level_maps_for_upernet():
 
 def sam_and_ours(img_size: int, **kwargs):
     """timm's ViTDet/SAM backbone (48 wide, 3 heads, windows of 14, block 1 global)
-    with random weights, and our plain DyTViTDet holding the same weights."""
+    with random weights, and our plain ViTDet holding the same weights."""
     torch.manual_seed(0)
     sam = vision_transformer_sam.VisionTransformerSAM(
         img_size=img_size,
@@ -184,15 +190,13 @@ def sam_and_ours(img_size: int, **kwargs):
         num_classes=0).eval()
     for param in sam.parameters():  # every weight random, relative-position tables too
         torch.nn.init.normal_(param, std=0.2)
-    ours = DyTViTDet(
+    ours = ViTDet(
         arch=dict(embed_dims=48, num_layers=3, num_heads=3, feedforward_channels=192),
         img_size=img_size,
         window_size=14,
         global_indices=(1, ),
         input_size=img_size,
         out_indices=(0, 1, 2),
-        dispatch=None,
-        adapter_cfg=None,
         **kwargs).eval()
     state = {k: v for k, v in sam.state_dict().items() if not k.startswith(('neck.', 'head.'))}
     state['pos_embed'] = state['pos_embed'].flatten(1, 2)  # (1, h, w, C) -> (1, h * w, C)

@@ -26,8 +26,8 @@ from helpers.configs import dyt_config
 from helpers.models import TINY_ARCH, images
 from helpers.tools import load_tool
 from mmvitdyn.analysis import DyTFlopCounter, calibrate_gates
+from mmvitdyn.checkpoint import convert_checkpoint, detect_format, load_pretrained
 from mmvitdyn.models import DyTViT, DyTViTDet, ViT
-from mmvitdyn.models.utils import convert_checkpoint, detect_format, load_pretrained
 
 C, DEPTH, HEADS, HIDDEN = (
     TINY_ARCH[k] for k in ('embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'))

@@ -139,7 +139,7 @@ def test_coda_rounds_fall_short_of_k_as_the_issue_measured(std):
 
 
 def dispatcher(**kwargs):
-    d = TokenDispatcher(8, mode='soft_topk', gumbel=False, keep_rate=0.3, epsilon=0.5, **kwargs)
+    d = TokenDispatcher(8, mode='soft_topk', gumbel=False, topk_rate=0.3, epsilon=0.5, **kwargs)
     torch.nn.init.normal_(d.gate.weight, generator=torch.Generator().manual_seed(6))
     return d
 
@@ -184,11 +184,11 @@ def test_gate_gradient_matches_finite_differences(solver):
     (dict(gumbel=True), "gumbel=True: mode='soft_topk'"),
     (dict(epsilon=None), 'epsilon=None must be a finite number > 0'),
     (dict(epsilon=0.0), 'epsilon=0.0 must be a finite number > 0'),
-    (dict(keep_rate=None), 'keep_rate=None must be a finite number in (0, 1]'),
+    (dict(topk_rate=None), 'topk_rate=None must be a finite number in (0, 1]'),
     (dict(solver='sinkhorn'), "dispatcher_cfg.solver='sinkhorn' is not one of ('coda', 'exact')"),
 ])
 def test_bad_soft_settings_are_named(kwargs, message):
-    settings = dict(mode='soft_topk', gumbel=False, keep_rate=0.5, epsilon=0.1)
+    settings = dict(mode='soft_topk', gumbel=False, topk_rate=0.5, epsilon=0.1)
     with pytest.raises(ValueError, match=message.replace('(', r'\(').replace(')', r'\)')):
         TokenDispatcher(8, **{**settings, **kwargs})
 
@@ -196,10 +196,10 @@ def test_bad_soft_settings_are_named(kwargs, message):
 @pytest.mark.parametrize('mode', ['threshold', 'topk'])
 @pytest.mark.parametrize('setting', [dict(epsilon=3), dict(solver='exact')])
 def test_soft_settings_are_refused_by_the_other_modes(mode, setting):
-    keep_rate = 0.5 if mode == 'topk' else None
+    topk_rate = 0.5 if mode == 'topk' else None
     (name, value), = setting.items()
     with pytest.raises(ValueError, match=f"{name}={value!r} is only for mode='soft_topk'"):
-        TokenDispatcher(8, mode=mode, keep_rate=keep_rate, **setting)
+        TokenDispatcher(8, mode=mode, topk_rate=topk_rate, **setting)
 
 
 SOFT = dict(mode='soft_topk', gumbel=False, epsilon=0.5)
@@ -287,7 +287,7 @@ def test_rates_and_flops_count_the_kept_tokens():
 @pytest.mark.parametrize('kwargs,message', [
     (dict(dispatch='attn'), "dispatch='attn' with dispatcher_cfg.mode='soft_topk'"),
     (dict(dispatch='layer'), "dispatch='layer' with dispatcher_cfg.mode='soft_topk'"),
-    (dict(dispatcher_cfg=dict(SOFT, keep_rate=0.2)), 'keep_rate=0.2 is not a setting'),
+    (dict(dispatcher_cfg=dict(SOFT, topk_rate=0.2)), 'topk_rate=0.2 is not a setting'),
 ])
 def test_bad_model_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -11,7 +11,7 @@ from mmpretrain.structures import DataSample
 
 from helpers.configs import dyt_config
 from helpers.models import TINY_ARCH, images, shrink_to_tiny, tiny
-from mmvitdyn.models import DyTViT
+from mmvitdyn.models import AdapterViT, DyTViT
 
 PATCHES = 16  # the tiny 4 x 4 grid; 17 tokens with the class token
 
@@ -23,8 +23,7 @@ def evit(out_type='cls_token', **kwargs):
     attention moves it by 5e-6 only; at std 0.1 it peaks at 0.34, heads differ by up
     to 0.22 and the two averages by 3e-3."""
     torch.manual_seed(3)
-    model = tiny(
-        DyTViT, dispatch=None, out_type=out_type, token_reduction=dict(type='EViT', **kwargs))
+    model = tiny(AdapterViT, out_type=out_type, token_reduction=dict(type='EViT', **kwargs))
     for block in model.blocks:
         torch.nn.init.normal_(block.adapter.up.weight, std=0.1)
         torch.nn.init.normal_(block.attn.qkv.weight, std=0.1)
@@ -141,7 +140,7 @@ def test_bad_settings_name_field_and_value(kwargs, message):
 def test_configs_train_their_classifier_with_evit(name, bottleneck):
     cfg = copy.deepcopy(dyt_config(name))
     backbone = cfg.model.backbone
-    assert (backbone.dispatch, backbone.adapter_cfg.bottleneck) == (None, bottleneck)
+    assert (backbone.type, backbone.adapter_cfg.bottleneck) == ('AdapterViT', bottleneck)
     assert backbone.token_reduction == dict(
         type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True)  # the paper's ViT-B
     shrink_to_tiny(backbone)

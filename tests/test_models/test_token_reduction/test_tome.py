@@ -11,7 +11,7 @@ from mmpretrain.structures import DataSample
 
 from helpers.configs import dyt_config
 from helpers.models import TINY_ARCH, images, shrink_to_tiny, tiny
-from mmvitdyn.models import DyTViT
+from mmvitdyn.models import AdapterViT, DyTViT
 from mmvitdyn.models.token_reduction.tome import bipartite_soft_matching, per_block_r
 
 PATCHES = 16  # the tiny 4 x 4 grid; 17 tokens with the class token
@@ -45,7 +45,7 @@ def expected_counts(r_per_block, tokens=PATCHES + 1, extra=1):
 def test_tokens_after_each_block_follow_the_schedule(r, counts):
     """r=20 asks for more than half: 16 -> 8 -> 4 -> 2 patch tokens; [3, 20, 20] meets
     the cap on odd counts: 13 patches merge 6 (A holds 6 of them), 7 merge 3."""
-    model = tiny(DyTViT, dispatch=None, token_reduction=dict(type='ToMe', r=r))
+    model = tiny(AdapterViT, token_reduction=dict(type='ToMe', r=r))
     out, = model(images(2))
     schedule = [r] * 3 if isinstance(r, int) else r
     assert model.last_reduction.token_counts == expected_counts(schedule) == counts
@@ -81,7 +81,7 @@ def test_inflected_r_is_parse_rs_schedule(r, inflect, num_layers):
                                          ((5, -1), [10, 5, 0]), ((3, 0), [3, 3, 3])])
 def test_inflected_r_sets_the_merges_of_each_block(r, schedule):
     """The tiny ViT's 3 blocks merge the schedule (capped at half the patch tokens)."""
-    model = tiny(DyTViT, dispatch=None, token_reduction=dict(type='ToMe', r=r))
+    model = tiny(AdapterViT, token_reduction=dict(type='ToMe', r=r))
     model(images(2))
     assert model.last_reduction.token_counts == expected_counts(schedule)
 
@@ -128,8 +128,7 @@ def test_fast_path_equals_a_plain_torch_reference(r, size, prop_attn):
     """Peaked attention, even (16) and odd (15) patch counts, the cap met on odd
     counts ([8, 3, 5]: 16 -> 8 -> 5 -> 2 of 5 // 2), with and without proportional
     attention."""
-    model = randomise(
-        tiny(DyTViT, dispatch=None, token_reduction=dict(type='ToMe', r=r, prop_attn=prop_attn)))
+    model = randomise(tiny(AdapterViT, token_reduction=dict(type='ToMe', r=r, prop_attn=prop_attn)))
     x = images(3, size=size)
     schedule = [r] * 3 if isinstance(r, int) else r
     with torch.no_grad():
@@ -148,7 +147,7 @@ def test_average_pooling_weights_tokens_by_their_patches(r, size):
     """out_type='avg_featmap': sum(size * x) / sum(size) over the patch tokens, as
     ToMe's MAE pooling; the plain mean of the merged tokens is another number."""
     model = randomise(
-        tiny(DyTViT, dispatch=None, out_type='avg_featmap', token_reduction=dict(type='ToMe', r=r)))
+        tiny(AdapterViT, out_type='avg_featmap', token_reduction=dict(type='ToMe', r=r)))
     x = images(3, size=size)
     with torch.no_grad():
         out, = model(x)
@@ -242,18 +241,19 @@ def test_bad_settings_name_field_and_value(kwargs, message):
         tiny(DyTViT, **kwargs)
 
 
-@pytest.mark.parametrize('name, dispatch, bottleneck', [
-    ('vit-b-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py', None, 64),
-    ('vit-b-p16-dyt-tome_d64_8xb128-100e_cifar100-224px.py', 'mlp', 64),
-    ('vit-b-p16-adaptformer-tome_d8_1xb64-100e_vtab1k-224px.py', None, 8),
-    ('vit-b-p16-dyt-tome_d8_1xb64-100e_vtab1k-224px.py', 'mlp', 8),
+@pytest.mark.parametrize('name, kind, dispatch, bottleneck', [
+    ('vit-b-p16-adaptformer-tome_d64_8xb128-100e_cifar100-224px.py', 'AdapterViT', None, 64),
+    ('vit-b-p16-dyt-tome_d64_8xb128-100e_cifar100-224px.py', 'DyTViT', 'mlp', 64),
+    ('vit-b-p16-adaptformer-tome_d8_1xb64-100e_vtab1k-224px.py', 'AdapterViT', None, 8),
+    ('vit-b-p16-dyt-tome_d8_1xb64-100e_vtab1k-224px.py', 'DyTViT', 'mlp', 8),
 ])
-def test_configs_train_their_classifier_with_tome(name, dispatch, bottleneck):
+def test_configs_train_their_classifier_with_tome(name, kind, dispatch, bottleneck):
     """The configs' settings, and their classifier (complete pass and distillation of
     DyT included) computing finite losses on the tiny ViT."""
     cfg = copy.deepcopy(dyt_config(name))
     backbone = cfg.model.backbone
-    assert (backbone.dispatch, backbone.adapter_cfg.bottleneck) == (dispatch, bottleneck)
+    assert (backbone.type, backbone.get('dispatch'),
+            backbone.adapter_cfg.bottleneck) == (kind, dispatch, bottleneck)
     assert backbone.token_reduction == dict(type='ToMe', r=10)  # matched FLOPs (see config)
     shrink_to_tiny(backbone)
     backbone.token_reduction.r = 3

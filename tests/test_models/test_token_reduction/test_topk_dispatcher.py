@@ -25,7 +25,7 @@ def tokens(b=4, n=16, c=8, seed=2):
 @pytest.mark.parametrize('training', [False, True])
 def test_keeps_exactly_round_rn_per_image(rate, kept, training):
     """16 patch tokens: 0.3 * 16 = 4.8 -> 5 and 0.15625 * 16 = 2.5 -> 3 (halves round up)."""
-    dispatcher = TokenDispatcher(8, mode='topk', keep_rate=rate).train(training)
+    dispatcher = TokenDispatcher(8, mode='topk', topk_rate=rate).train(training)
     torch.nn.init.normal_(dispatcher.gate.weight)
     mask = dispatcher(tokens())
     assert torch.equal(mask[:, 0], torch.ones(4))  # the class token always runs
@@ -34,7 +34,7 @@ def test_keeps_exactly_round_rn_per_image(rate, kept, training):
 
 
 def test_eval_keeps_the_largest_logits():
-    dispatcher = TokenDispatcher(8, mode='topk', keep_rate=0.25).eval()
+    dispatcher = TokenDispatcher(8, mode='topk', topk_rate=0.25).eval()
     torch.nn.init.normal_(dispatcher.gate.weight)
     x = tokens()
     logits = (x[:, 1:] @ dispatcher.gate.weight[0] + dispatcher.gate.bias).detach()
@@ -48,7 +48,7 @@ def test_eval_keeps_the_largest_logits():
 def test_straight_through_gradient_is_the_sigmoid_of_the_logit():
     """Forward: hard top-k; backward: d mask / d logit = sigmoid'(l / tau) / tau."""
     tau = 5.0
-    dispatcher = TokenDispatcher(8, tau=tau, gumbel=False, mode='topk', keep_rate=0.5).train()
+    dispatcher = TokenDispatcher(8, tau=tau, gumbel=False, mode='topk', topk_rate=0.5).train()
     torch.nn.init.normal_(dispatcher.gate.weight)
     x = tokens()
     weights = torch.randn(4, 16, generator=torch.Generator().manual_seed(5))
@@ -66,9 +66,9 @@ def test_straight_through_gradient_is_the_sigmoid_of_the_logit():
 
 @pytest.mark.parametrize('kwargs,message', [
     (dict(mode='bottom'), "mode='bottom' is not one of ('threshold', 'topk', 'soft_topk')"),
-    (dict(mode='topk'), 'keep_rate=None must be a finite number in (0, 1]'),
-    (dict(mode='topk', keep_rate=1.5), 'keep_rate=1.5 must be a finite number in (0, 1]'),
-    (dict(keep_rate=0.5), "keep_rate=0.5 is only for mode='topk'"),
+    (dict(mode='topk'), 'topk_rate=None must be a finite number in (0, 1]'),
+    (dict(mode='topk', topk_rate=1.5), 'topk_rate=1.5 must be a finite number in (0, 1]'),
+    (dict(topk_rate=0.5), "topk_rate=0.5 is only for mode='topk'"),
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message.replace('(', r'\(').replace(')', r'\)')):
@@ -76,10 +76,10 @@ def test_bad_settings_are_named(kwargs, message):
 
 
 def test_keep_rate_comes_from_target_rate():
-    with pytest.raises(ValueError, match='dispatcher_cfg.keep_rate=0.3 is not a setting'):
-        DyTViT(arch='tiny', dispatcher_cfg=dict(mode='topk', keep_rate=0.3))
+    with pytest.raises(ValueError, match='dispatcher_cfg.topk_rate=0.3 is not a setting'):
+        DyTViT(arch='tiny', dispatcher_cfg=dict(mode='topk', topk_rate=0.3))
     model = tiny(DyTViT, target_rate=0.3, dispatcher_cfg=dict(mode='topk'), adapter_cfg=ADAPTER)
-    assert all(d.keep_rate == 0.3 for b in model.dyt_blocks() for d in b.dispatchers.values())
+    assert all(d.topk_rate == 0.3 for b in model.dyt_blocks() for d in b.dispatchers.values())
 
 
 @pytest.mark.parametrize('dispatch', ['mlp', 'attn', 'attn_mlp', 'layer'])
