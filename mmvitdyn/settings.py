@@ -3,6 +3,8 @@ import math
 import os
 from typing import List
 
+from .openmp_wait import DEFAULT_WAIT_POLICY, WAIT_POLICY
+
 # Where launchers put a process's global rank (torchrun, Slurm, Open MPI, MPICH).
 RANK_VARIABLES = ('RANK', 'SLURM_PROCID', 'OMPI_COMM_WORLD_RANK', 'PMI_RANK')
 # What torch.distributed's ``env://`` initialisation reads (torchrun sets them).
@@ -58,3 +60,9 @@ def max_checkpoint_expansion() -> float:
                          'data a checkpoint may declare, as a multiple of its file size; '
                          f'default {DEFAULT_MAX_EXPANSION})')
     return factor
+
+
+def openmp_threads_spin() -> bool:
+    """Whether ``OMP_WAIT_POLICY`` is ``ACTIVE`` (idle threads spin; mmvitdyn sets
+    ``PASSIVE`` when it is unset, mmvitdyn/openmp_wait.py)."""
+    return os.environ.get(WAIT_POLICY, DEFAULT_WAIT_POLICY).upper() == 'ACTIVE'

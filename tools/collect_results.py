@@ -20,7 +20,7 @@ import os.path as osp
 import sys
 from glob import glob
 
-from mmvitdyn.sweeps import (FORMATS, DamagedRecordError, NothingToShowError, SweepError,
+from mmvitdyn.sweeps import (OUTPUT_FORMATS, DamagedRecordError, NothingToShowError, SweepError,
                              build_blocks, cell_results, cell_state, format_blocks, load_sweep,
                              paper_results, read_files, work_dir_blocks)
 from mmvitdyn.utils import OutputIsInputError, refuse_overwriting_inputs, write_text_atomically
@@ -34,7 +34,7 @@ def parse_args(argv=None):
     source.add_argument('sweep', nargs='?', help='sweep file (e.g. configs/sweeps/dyt_vtab1k.py)')
     source.add_argument(
         '--work-dirs', nargs='+', metavar='LABEL=DIR', help='run directories, one row each')
-    parser.add_argument('--format', choices=FORMATS, default='table', help='output format')
+    parser.add_argument('--format', choices=OUTPUT_FORMATS, default='table', help='output format')
     parser.add_argument(
         '--metrics',
         nargs='+',

@@ -16,12 +16,17 @@
 5. DyT for segmentation: UperNet with a DyT ViT on the ADE20K-layout shapes;
 6. inference on generated images (``demo/image_demo.py``): the task's
    picture, the per-layer skip maps, activation rate and GFLOPs;
-7. print a summary table (``tools/collect_results.py`` over the runs' work
+7. DyT on video: DyT and AdaptFormer video models (every frame through the
+   ViT, attentive pooling) trained on the generated .mp4 clips through
+   mmaction2, evaluated, counted (GFLOPs per clip) and timed side by side
+   (clips/s); ``demo/video_demo.py`` draws a clip's per-frame skip maps;
+8. print a summary table (``tools/collect_results.py`` over the runs' work
    dirs: each one's final evaluation and GFLOPs), the measured speed, where
    everything was written and the time taken.
 
 Each tool's output goes to ``<work-dir>/logs/<step>.log``. The default
-schedule is short (about 10 minutes on 2 CPU cores after set-up); ``--full``
+schedule is short (about 10 minutes on 2 CPU cores after set-up, and 3 to 8
+minutes more for the video step on 2 shared cores); ``--full``
 runs the configs' own schedules (about an hour).
 
     python tools/demo.py [--work-dir work_dirs/demo] [--full]
@@ -36,6 +41,7 @@ import subprocess
 import sys
 import time
 from glob import glob
+from typing import List
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 VIT_CONFIG = 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
@@ -46,18 +52,28 @@ DESCENDANT_CONFIG = ('configs/cluster_learngene/'
 SCRATCH_CONFIG = ('configs/cluster_learngene/'
                   'learngene-vit-mini-p4-h3_scratch_1xb32-10e_digits-32px.py')
 SEG_CONFIG = 'configs/dyt/upernet_vit-mini-p16-dyt_mln_1xb4-400i_ade-shapes-128px.py'
+VIDEO_DYT_CONFIG = 'configs/dyt_video/vit-mini-p4-dyt_d16_1xb8-20e_video-shapes-32px.py'
+VIDEO_ADAPTFORMER_CONFIG = ('configs/dyt_video/'
+                            'vit-mini-p4-adaptformer_d16_1xb8-20e_video-shapes-32px.py')
+VIDEO_VAL_CLIPS = 24  # data/video_shapes: all its validation clips
 # DBSCAN radius of the demo's learngene, in pixels of the 32x32 digits: the
 # small ViT's heads differ in mean attention distance by tenths of a pixel,
 # so a radius of 0.1 px keeps 2 to 5 of each layer's 6 heads apart.
 LEARNGENE_EPS = '0.1'
-# (epochs of the ViT, the DyT run and each learngene-shaped run; segmentation iterations)
-SCHEDULES = {'short': (6, 3, 3, 80), 'full': (20, 8, 10, 400)}
+# (epochs of the ViT, the DyT run and each learngene-shaped run; segmentation iterations;
+# epochs of each video model)
+SCHEDULES = {'short': (6, 3, 3, 80, 10), 'full': (20, 8, 10, 400, 20)}
 # Summary rows of the digits models (the first two also rows of the measured speed).
 VIT_LABEL = 'ViT (6 layers, 6 heads), dense'
 DYT_LABEL = 'DyT on that ViT (target rate 0.5)'
 SOFT_TOPK_LABEL = 'DyT-top-K (soft top-K, k=32 of 64)'
 TOME_LABEL = 'DyT + ToMe r=4 (at test time)'
 TOME_SCHEDULE_LABEL = 'DyT + ToMe r=(4, -1) (at test time)'
+# The video rows: label, work-dir name, config (AdaptFormer first: the base of the speed-up).
+VIDEO_RUNS = [
+    ('AdaptFormer video (every token)', 'adaptformer-video-shapes', VIDEO_ADAPTFORMER_CONFIG),
+    ('DyT video (target rate 0.5)', 'dyt-video-shapes', VIDEO_DYT_CONFIG),
+]
 # What the rows whose label is not the whole story are, printed under the summary.
 ROW_NOTES = {
     SOFT_TOPK_LABEL:
@@ -83,7 +99,8 @@ def parse_args():
     parser.add_argument(
         '--full',
         action='store_true',
-        help="the configs' own schedules (20/8/10/10 epochs, 400 iterations)")
+        help="the configs' own schedules (20/8/10/10 epochs, 400 iterations, 20 video "
+        'epochs)')
     return parser.parse_args()
 
 
@@ -164,26 +181,76 @@ def epochs_options(epochs: int) -> list:
     ]
 
 
+def video_rows(demo: Demo, epochs: int) -> List[dict]:
+    """Train, evaluate, count and time the :data:`VIDEO_RUNS` on the video shapes
+    (``epochs`` each); a row each: label, work dir, checkpoint, ``top1``,
+    ``act_rate`` (None without dispatch), ``gflops`` and ``clips_per_s`` per clip,
+    ``speedup`` over the first."""
+    rows = []
+    for label, name, config in VIDEO_RUNS:
+        work_dir = demo.train(name, config, *epochs_options(epochs))
+        checkpoint = best_checkpoint(work_dir)
+        test_dir = demo.test(name, config, checkpoint)
+        flops_json = osp.join(test_dir, 'flops.json')
+        demo.run(f'{name}-flops', 'tools/analysis_tools/get_flops.py', config, '--checkpoint',
+                 checkpoint, '--num-images', str(VIDEO_VAL_CLIPS), '--out', flops_json)
+        with open(osp.join(REPO, flops_json)) as f:
+            flops = json.load(f)['flops']
+        metrics = last_logged(test_dir)
+        rows.append(
+            dict(
+                label=label,
+                config=config,
+                work_dir=work_dir,
+                checkpoint=checkpoint,
+                top1=metrics['acc/top1'],
+                act_rate=metrics.get('act_rate'),
+                gflops=flops / 1e9))
+    speed_json = osp.join(demo.work_dir, 'speed_video.json')
+    demo.run('speed-video', 'tools/analysis_tools/benchmark.py', '--trained',
+             *(arg for row in rows for arg in (row['config'], row['checkpoint'])), '--batch-sizes',
+             '8', '--device', 'cpu', '--json', speed_json)
+    with open(osp.join(REPO, speed_json)) as f:
+        for row, timed in zip(rows, json.load(f)['rows']):
+            row.update(clips_per_s=timed['clips_per_s']['median'], speedup=timed['speedup'])
+    return rows
+
+
+def video_table(rows: List[dict]) -> str:
+    """The video rows side by side, as printed in the summary."""
+    lines = [
+        f'{"video shapes (24 val clips, 8 frames)":<38} {"top-1":>6} {"act. rate":>9} '
+        f'{"GFLOPs/clip":>11} {"clips/s":>8} {"speed-up":>8}'
+    ]
+    for row in rows:
+        rate = '-' if row['act_rate'] is None else f'{row["act_rate"]:.3f}'
+        lines.append(f'{row["label"]:<38} {100 * row["top1"]:>6.2f} {rate:>9} '
+                     f'{row["gflops"]:>11.4f} {row["clips_per_s"]:>8.1f} '
+                     f'{row["speedup"]:>7.2f}x')
+    return '\n'.join(lines)
+
+
 def main():
     args = parse_args()
     os.chdir(REPO)
-    vit_epochs, dyt_epochs, lg_epochs, seg_iters = SCHEDULES['full' if args.full else 'short']
+    vit_epochs, dyt_epochs, lg_epochs, seg_iters, video_epochs = SCHEDULES['full' if args.
+                                                                           full else 'short']
     demo = Demo(args.work_dir)
     from mmvitdyn.datasets import GENERATORS
 
-    demo.step('1/6 generate the embedded data sets')
+    demo.step('1/7 generate the embedded data sets')
     for generator in GENERATORS.values():
         made = generator.generate(generator.default_root)
         counts = ', '.join(f'{n} {split}' for split, n in made.counts.items())
         print(f'  {made.root}: {counts} images ({"made" if made.created else "already there"})')
 
     rows = {}
-    demo.step(f'2/6 train a small ViT on digits ({vit_epochs} epochs) and evaluate it')
+    demo.step(f'2/7 train a small ViT on digits ({vit_epochs} epochs) and evaluate it')
     vit_dir = demo.train('vit-digits', VIT_CONFIG, *epochs_options(vit_epochs))
     vit_ckpt = best_checkpoint(vit_dir)
     rows[VIT_LABEL] = demo.test('vit-digits', VIT_CONFIG, vit_ckpt)
 
-    demo.step(f'3/6 DyT on the frozen ViT ({dyt_epochs} epochs): adapters + MLP token '
+    demo.step(f'3/7 DyT on the frozen ViT ({dyt_epochs} epochs): adapters + MLP token '
               "dispatchers, then the same with CoDA's soft top-K dispatchers (the DyT "
               "authors' DyT-top-K); ToMe on DyT at test time")
     dyt_dir = demo.train('dyt-digits', DYT_CONFIG, *epochs_options(dyt_epochs),
@@ -214,7 +281,7 @@ def main():
     with open(speed_json) as f:
         speed = json.load(f)['rows']
 
-    demo.step('4/6 Cluster-Learngene: learngene of the ViT -> descendant with 3 heads a layer')
+    demo.step('4/7 Cluster-Learngene: learngene of the ViT -> descendant with 3 heads a layer')
     learngene = osp.join(args.work_dir, 'learngene',
                          f'vit-mini-p4_digits-32px_eps{LEARNGENE_EPS}.pth')
     out = demo.run('learngene-build', 'tools/learngene/build_learngene.py', VIT_CONFIG, vit_ckpt,
@@ -227,13 +294,13 @@ def main():
     scratch_dir = demo.train('descendant-scratch', SCRATCH_CONFIG, *epochs_options(lg_epochs))
     rows['plain ViT of its shape, from scratch'] = scratch_dir
 
-    demo.step(f'5/6 DyT UperNet on the ADE20K-layout shapes ({seg_iters} iterations)')
+    demo.step(f'5/7 DyT UperNet on the ADE20K-layout shapes ({seg_iters} iterations)')
     seg_dir = demo.train('dyt-upernet-ade-shapes', SEG_CONFIG, f'train_cfg.max_iters={seg_iters}',
                          f'train_cfg.val_interval={seg_iters}',
                          f'default_hooks.checkpoint.interval={seg_iters}')
     seg = last_logged(seg_dir)
 
-    demo.step('6/6 inference on generated images: demo/image_demo.py')
+    demo.step('6/7 inference on generated images: demo/image_demo.py')
     pictures = osp.join(args.work_dir, 'image_demo')
     digit = sorted(glob('data/digits/val/7/*.png'))[0]
     scene = sorted(glob('data/ade_shapes/images/validation/*.jpg'))[0]
@@ -243,6 +310,15 @@ def main():
                        best_checkpoint(work_dir), '--out-dir', osp.join(pictures, name))
         table = out[out.index('image '):out.index('Figures:')].strip().replace('\n\n', '\n')
         print('  ' + table.replace('\n', '\n  '))
+
+    demo.step(f'7/7 DyT on video: DyT and AdaptFormer on the .mp4 clips ({video_epochs} epochs '
+              'each), GFLOPs per clip, clips/s; per-frame skip maps of a clip')
+    video = video_rows(demo, video_epochs)
+    video_maps = osp.join(args.work_dir, 'video_demo')
+    clip = sorted(glob('data/video_shapes/videos/val/*.mp4'))[0]
+    out = demo.run('video-demo', 'demo/video_demo.py', clip, VIDEO_DYT_CONFIG,
+                   video[1]['checkpoint'], '--out-dir', video_maps)
+    print('  ' + out[out.index('video '):out.index('Figures:')].strip().replace('\n', '\n  '))
 
     demo.step('summary (digits: 359 validation images), by tools/collect_results.py')
     table = demo.run('summary', 'tools/collect_results.py', '--work-dirs',
@@ -256,9 +332,11 @@ def main():
               f'speed-up {timed["speedup"]:.2f}x')
     print(f'  DyT UperNet on the ADE shapes: mIoU {seg["mIoU"]:.1f}, activation rate '
           f'{seg["act_rate"]:.2f}')
+    print('  ' + video_table(video).replace('\n', '\n  '))
     print(f'  learngene and its MAD picture: {learngene}, '
           f'{re.sub(r"[.]pth$", "_mad.png", learngene)}')
-    print(f'  inference pictures: {pictures}/digits/, {pictures}/ade/')
+    print(f'  inference pictures: {pictures}/digits/, {pictures}/ade/; per-frame skip maps of a '
+          f'clip: {video_maps}/')
     print(f'  checkpoints: {args.work_dir}/*/; logs: {demo.logs}/')
     print(f'\n[demo] finished in {demo.elapsed().strip()} (min:s)')
 

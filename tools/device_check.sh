@@ -21,6 +21,9 @@
 # Timed (JSON rows of each tool, one report):
 #   cls       benchmark.py --reduction: AdaptFormer (the dense model), DyT, DyT top-K, ToMe,
 #             DyT + ToMe, EViT, DynamicViT on ViT-B/16 224, batch 1, 64, 256; fp32 and fp16
+#   video     benchmark.py --frames 8: the video model (every frame through the ViT, attentive
+#             pooling), dense vs DyT at activation 0.5, ViT-B/16 224, batch 1 and 8 clips;
+#             fp32 and fp16
 #   dense     benchmark_dense.py --backbone-only: the ViTDet 1024 and UperNet 512 backbones,
 #             dense vs DyT; fp32 and fp16
 #   train     benchmark_train.py: the two-pass step, one graph and the dynamic pass, each
@@ -30,8 +33,9 @@
 # Within 10 minutes on one H200 (the setup aside).
 #
 # --dry-run (or DEVICE_CHECK_DRY_RUN=1): the same sequence on the CPU at tiny shapes
-# (ViT-tiny, 32 px images, one batch size, one round, bf16 for fp16) in one process, for the
-# test suite (it installs nothing), at its minimum per tool: cls and dense in fp32 only, three ViT training modes
+# (ViT-tiny, 32 px images, clips of 2 frames, one batch size, one round, bf16 for fp16) in one
+# process, for the test suite (it installs nothing), at its minimum per tool: cls, video and
+# dense in fp32 only, three ViT training modes
 # and two ViTDet ones. DEVICE_CHECK_TESTS: what pytest collects for the GPU-marked tests (default:
 # tests). The report is $OUT/device_check.json when OUT is set, else
 # work_dirs/device_check/device_check.json; the log is beside it.
@@ -113,6 +117,7 @@ if DRY:
     device, half = 'cpu', 'bf16'
     cls_size = ['--arch', 'tiny', '--img-size', '32', '--patch-size', '8']
     cls_batches, rounds = ['2'], ['--runs', '1']
+    video = ['--frames', '2', '--batch-sizes', '2']
     common = ['--device', 'cpu', '--threads', '1']
     cls_extra = ['--min-time', '0']
     dense_size = ['--arch', 'tiny', '--det-size', '64', '--seg-size', '64', '--batch-sizes', '1']
@@ -123,6 +128,7 @@ if DRY:
 else:
     device, half, cls_size = 'cuda', 'fp16', []
     cls_batches, rounds = ['1', '64', '256'], ['--runs', '3']
+    video = ['--frames', '8', '--batch-sizes', '1', '8']
     common = ['--device', 'cuda']
     cls_extra = ['--min-time', '0.5']
     dense_size = ['--batch-sizes', '1']
@@ -139,6 +145,9 @@ STEPS = [
                                   *cls_extra]),
     (f'cls {half}', 'benchmark.py', ['--reduction', '--batch-sizes', *cls_batches, *cls_size,
                                      *cls_extra, '--amp', half]),
+    ('video fp32', 'benchmark.py', [*video, '--rates', '0.5', *cls_size, *cls_extra]),
+    (f'video {half}', 'benchmark.py', [*video, '--rates', '0.5', *cls_size, *cls_extra,
+                                       '--amp', half]),
     ('dense fp32', 'benchmark_dense.py', ['--task', 'det', 'seg', '--backbone-only',
                                           *dense_size]),
     (f'dense {half}', 'benchmark_dense.py', ['--task', 'det', 'seg', '--backbone-only',
@@ -148,8 +157,9 @@ STEPS = [
     (f'train vitdet {half}', 'benchmark_train.py', ['--model', 'vitdet', '--modes',
                                                      *VITDET_MODES, *train_vitdet, *train_amp]),
 ]
-if DRY:  # the minimum per tool: the half-precision repeats of cls and dense run the same code
-    STEPS = [step for step in STEPS if step[0] not in (f'cls {half}', f'dense {half}')]
+if DRY:  # the minimum per tool: the half-precision repeats of cls, video, dense run the same code
+    STEPS = [step for step in STEPS
+             if step[0] not in (f'cls {half}', f'video {half}', f'dense {half}')]
 
 
 def load(name):
@@ -183,9 +193,11 @@ dump_json_atomically(report, os.environ['DEVICE_CHECK_REPORT'])
 
 
 def figure(row):
-    """The headline figure of a row: images/s, or the training step's seconds and MB."""
+    """The headline figure of a row: images/s, clips/s, or the training step's seconds and MB."""
     if 'images_per_s' in row:
         return f'{row["images_per_s"]["median"]:.1f} img/s'
+    if 'clips_per_s' in row:
+        return f'{row["clips_per_s"]["median"]:.2f} clips/s'
     step = row.get('step_s', {}).get('median', math.nan)
     return f'{step:.3f} s/step, {row["growth_mb"]:.0f} MB'
 

@@ -13,6 +13,17 @@
 #       checkpoints/levit-192_3rdparty_in1k_20230117-8217a0f9.pth \
 #       --num-images 1000 --eps 10 --min-hds 1 --centroid select \
 #       --out checkpoints/learngene_levit-192_eps10_in1k.pth
+# The learngenes of the Heuristic- and Auto-Learngene rows of the rebuttal's
+# LeViT table (its last three attention blocks, blocks 0-5, counted over the
+# stages in order; with its stem and subsample attentions):
+#   python tools/learngene/extract_baseline_learngene.py heuristic \
+#       configs/cluster_learngene/levit-192_ancestry_in1k-224px.py \
+#       checkpoints/levit-192_3rdparty_in1k_20230117-8217a0f9.pth \
+#       --out checkpoints/heuristic-learngene_levit-192_in1k.pth
+#   python tools/learngene/extract_baseline_learngene.py auto \
+#       configs/cluster_learngene/levit-192_ancestry_in1k-224px.py \
+#       checkpoints/levit-192_3rdparty_in1k_20230117-8217a0f9.pth \
+#       --out checkpoints/auto-learngene_levit-192_in1k.pth
 _base_ = [
     'mmpretrain::_base_/models/levit-256-p16.py',
     '../_base_/datasets/imagenet_bs64_224.py',

@@ -1,19 +1,12 @@
 # Baseline: AdaptFormer on ViTDet (AdapterViTDet): the frozen ViT-B of the DyT
 # config with its adapters of d = 128, no token dispatch (every token through
-# every block), in DyTMaskRCNN, whose rate term is 0 without dispatch; the
+# every block), in DyTMaskRCNN, whose rate term is 0 without dispatch
+# (../_base_/models/mask-rcnn_adaptformer-vitdet-b-d128_simple-fpn.py); the
 # data, schedule and runtime of mask-rcnn_vitdet-b-dyt_d128_8xb4-12e_coco-1024x1024.py.
 _base_ = [
-    '../_base_/models/mask-rcnn_vitdet-b_simple-fpn.py',
+    '../_base_/models/mask-rcnn_adaptformer-vitdet-b-d128_simple-fpn.py',
     '../_base_/datasets/coco_instance_lsj_1024.py',
     '../_base_/schedules/adamw-step_12e_det.py',
     '../_base_/runtimes/mmdet.py',
 ]
-model = dict(
-    type='DyTMaskRCNN',
-    rate_loss_weight=2.0,
-    backbone=dict(
-        type='AdapterViTDet',
-        adapter_cfg=dict(bottleneck=128, scale=0.1, dropout=0.1, num_experts=1),
-        freeze_pretrained=True))
-custom_hooks = [dict(type='DispatchRateHook')]
 default_hooks = dict(checkpoint=dict(interval=1, max_keep_ckpts=2))

@@ -1,24 +1,18 @@
 # Baseline: AdaptFormer on UperNet (AdapterViT): the frozen ViT-B of the DyT
 # config with its adapters of d = 64, no token dispatch, in DyTEncoderDecoder,
-# whose rate term is 0 without dispatch; the data, schedule and runtime of
-# upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py.
+# whose rate term is 0 without dispatch
+# (../_base_/models/upernet_adaptformer-vit-b-d64_mln.py); the data, schedule
+# and runtime of upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py.
 _base_ = [
-    '../_base_/models/upernet_vit-b_mln.py',
+    '../_base_/models/upernet_adaptformer-vit-b-d64_mln.py',
     '../_base_/datasets/ade20k_512x512.py',
     '../_base_/runtimes/mmseg.py',
     '../_base_/schedules/adamw-poly_160k_seg.py',
 ]
 crop_size = (512, 512)
 model = dict(
-    type='DyTEncoderDecoder',
-    rate_loss_weight=2.0,
     data_preprocessor=dict(size=crop_size),
-    backbone=dict(
-        type='AdapterViT',
-        adapter_cfg=dict(bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
-        freeze_pretrained=True),
     decode_head=dict(num_classes=150),
     auxiliary_head=dict(num_classes=150),
     test_cfg=dict(mode='slide', crop_size=crop_size, stride=(341, 341)))
 train_dataloader = dict(batch_size=2)
-custom_hooks = [dict(type='DispatchRateHook')]

@@ -7,19 +7,18 @@
 # iteration, as in EViT's fine-tuning recipe (its public finetune.sh:
 # shrink_start_epoch 0, shrink_epochs 0), the recipe for starting from a
 # pretrained ViT; the DyT authors state no warm-up. EViT's warm-up of training
-# from scratch (run_code.sh) is the *-evit-warmup* config.
-_base_ = ['./vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py']
+# from scratch (run_code.sh) is the *-evit-warmup* config. Data, schedule and
+# runtime: those of vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py.
+_base_ = [
+    '../_base_/models/adaptformer-vit-b-p16.py',
+    '../_base_/datasets/cifar100_bs64_224.py',
+    './_base_/schedules/adamw_cosine_100e_full-data.py',
+    './_base_/default_runtime.py',
+]
 model = dict(
-    backbone=dict(
-        _delete_=True,
-        type='AdapterViT',
-        arch='base',
-        img_size=224,
-        patch_size=16,
-        drop_path_rate=0.0,
-        out_type='cls_token',
-        adapter_cfg=dict(bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
-        freeze_pretrained=True,
-        token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True),
-        init_cfg=dict(
-            type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None)))
+    data_preprocessor=dict(to_rgb=False),  # as the DyT CIFAR-100 config
+    head=dict(num_classes=100),
+    backbone=dict(token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True)))
+train_dataloader = dict(batch_size=128)
+val_dataloader = dict(batch_size=128)
+test_dataloader = val_dataloader

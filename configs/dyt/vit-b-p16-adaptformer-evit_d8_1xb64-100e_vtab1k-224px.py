@@ -5,20 +5,10 @@
 # get_flops.py; the review does not give its rate). The keep rate is 0.7 from
 # the first iteration, as in EViT's fine-tuning recipe (its public
 # finetune.sh: shrink_start_epoch 0, shrink_epochs 0); the DyT authors state no
-# warm-up. The 'cifar' task; for another start from its DyT config and pass the
-# settings below as --cfg-options.
-_base_ = ['./vit-b-p16-dyt_d16_1xb64-100e_vtab1k-224px.py']
+# warm-up. The 'cifar' task; another task: set its data root and class count as
+# a task config does.
+_base_ = ['./vit-b-p16-adaptformer_d16_1xb64-100e_vtab1k-224px.py']
 model = dict(
     backbone=dict(
-        _delete_=True,
-        type='AdapterViT',
-        arch='base',
-        img_size=224,
-        patch_size=16,
-        drop_path_rate=0.0,
-        out_type='cls_token',
-        adapter_cfg=dict(bottleneck=8, scale=1.0, dropout=0.1, num_experts=1),
-        freeze_pretrained=True,
-        token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True),
-        init_cfg=dict(
-            type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None)))
+        adapter_cfg=dict(bottleneck=8),
+        token_reduction=dict(type='EViT', keep_rate=0.7, locations=(3, 6, 9), fuse=True)))

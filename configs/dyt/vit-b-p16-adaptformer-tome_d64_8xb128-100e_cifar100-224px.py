@@ -5,18 +5,17 @@
 # tools/analysis_tools/get_flops.py, matched to DyT at r = 0.5 (12.5 GFLOPs in
 # the DyT paper). The DyT paper's own ToMe table did not survive in our sources
 # (docs of the review, /work/shared/seeds), so r is chosen by matched FLOPs.
-_base_ = ['./vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py']
+# Data, schedule and runtime: those of vit-b-p16-dyt_d64_8xb128-100e_cifar100-224px.py.
+_base_ = [
+    '../_base_/models/adaptformer-vit-b-p16.py',
+    '../_base_/datasets/cifar100_bs64_224.py',
+    './_base_/schedules/adamw_cosine_100e_full-data.py',
+    './_base_/default_runtime.py',
+]
 model = dict(
-    backbone=dict(
-        _delete_=True,
-        type='AdapterViT',
-        arch='base',
-        img_size=224,
-        patch_size=16,
-        drop_path_rate=0.0,
-        out_type='cls_token',
-        adapter_cfg=dict(bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
-        freeze_pretrained=True,
-        token_reduction=dict(type='ToMe', r=10),
-        init_cfg=dict(
-            type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None)))
+    data_preprocessor=dict(to_rgb=False),  # as the DyT CIFAR-100 config
+    head=dict(num_classes=100),
+    backbone=dict(token_reduction=dict(type='ToMe', r=10)))
+train_dataloader = dict(batch_size=128)
+val_dataloader = dict(batch_size=128)
+test_dataloader = val_dataloader

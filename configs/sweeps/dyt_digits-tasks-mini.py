@@ -20,6 +20,7 @@ axes = dict(
         ]
         for task, root in _tasks.items()
     },
+    # AdaptFormer: the DyT config's DyTViT without dispatchers (AdapterViT's model).
     method=dict(dyt=[], adaptformer=['model.backbone.dispatch=None']),
     seed=dict(s0=['randomness.seed=0'], s1=['randomness.seed=1']))
 options = [

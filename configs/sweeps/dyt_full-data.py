@@ -7,6 +7,10 @@ axes = dict(
     method={
         'dyt': [],
         'dyt-moe4': ['model.backbone.adapter_cfg.num_experts=4'],
+        # The baselines as options on the task configs: a DyTViT without
+        # dispatchers (and adapters), whose parameters, trainable set and outputs
+        # are AdapterViT's (ViT's); options cannot change the class, which the
+        # *adaptformer* / *full-ft* configs build (docs/recipes.md).
         'adaptformer': ['model.backbone.dispatch=None'],
         'full-ft': [
             'model.backbone.dispatch=None', 'model.backbone.adapter_cfg=None',

@@ -12,6 +12,10 @@ axes = dict(
         # MLP dispatch, r = 0.5: the task configs as they are.
         'dyt-d16': [],
         'dyt-d8': ['model.backbone.adapter_cfg.bottleneck=8'],
+        # The baselines as options on the task configs: a DyTViT without
+        # dispatchers (and adapters), whose parameters, trainable set and outputs
+        # are AdapterViT's (ViT's); options cannot change the class, which the
+        # *adaptformer* / *full-ft* configs build (docs/recipes.md).
         'adaptformer': ['model.backbone.dispatch=None'],
         'full-ft': [
             'model.backbone.dispatch=None', 'model.backbone.adapter_cfg=None',

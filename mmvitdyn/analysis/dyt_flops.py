@@ -1,4 +1,5 @@
-"""Per-image FLOPs of DyT models: the tokens actually active (docs/benchmarks.md)."""
+"""Per-input FLOPs of DyT models (an image, or a clip of frames): the tokens actually
+active (docs/benchmarks.md)."""
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, NamedTuple, Optional
 
@@ -63,16 +64,20 @@ def find_dyt_backbone(model: nn.Module) -> Optional[DyTViT]:
 
 
 class DyTFlopCounter:
-    """Per-image FLOPs of a DyT model from the dispatch masks of its forward.
+    """Per-input FLOPs of a DyT model from the dispatch masks of its forward.
 
     Args:
         model (nn.Module): ``model(image)`` in eval mode: a :class:`DyTViT` or
-            a module holding one (:class:`TensorForward` adds neck and head).
-        image (Tensor): One input (1, 3, H, W) at the evaluation size.
+            a module holding one (:class:`TensorForward` adds neck and head; a
+            video model runs its ViT on every frame of a clip).
+        image (Tensor): One input at the evaluation size: an image (1, 3, H, W),
+            or a clip (1, C, T, H, W) (a recogniser's (1, views, C, T, H, W)).
 
     Attributes:
-        static_flops (int): FLOPs of one image with every token active.
-        part_costs (list[dict[str, PartCost]]): Per DyT block and part.
+        static_flops (int): FLOPs of one input with every token active.
+        frames (int): Rows of the dispatch masks per input: 1 for an image,
+            the frames of all views for a clip.
+        part_costs (list[dict[str, PartCost]]): Per DyT block and part, of one frame.
     """
 
     def __init__(self, model: nn.Module, image: torch.Tensor):
@@ -91,22 +96,26 @@ class DyTFlopCounter:
             by_module = analyzer.by_module()
             by_module_op = analyzer.by_module_and_operator()
         names = {id(m): name for name, m in traced.named_modules()}
+        self.frames = 1
         self.part_costs: List[Dict[str, PartCost]] = []
         for block in backbone.dyt_blocks():
             prefix = names[id(block)] + '.'
             costs = {}
             for part, mask in block.masks.items():
+                self.frames = mask.shape[0]  # every frame has the same shape and cost
                 linear = quadratic = 0
                 for component in GATED_SUBLAYERS[part]:
                     linear += sum(by_module[prefix + m] for m in LINEAR_MODULES[component])
                     if component in QUADRATIC_OPS:
                         module, op = QUADRATIC_OPS[component]
                         quadratic += by_module_op[prefix + module][op]
-                costs[part] = PartCost(linear, quadratic, mask.shape[1])
+                costs[part] = PartCost(linear // self.frames, quadratic // self.frames,
+                                       mask.shape[1])
             self.part_costs.append(costs)
 
     def __call__(self, masks: List[Dict[str, torch.Tensor]]) -> torch.Tensor:
-        """FLOPs per image (B,) given per-block patch masks (``DyTViT.dispatch_masks()``)."""
+        """FLOPs per input (B,) given per-block patch masks (``dispatch_masks()``:
+        (B * frames, N), an input's frames consecutive)."""
         if len(masks) != len(self.part_costs):
             raise ValueError(f'got masks of {len(masks)} blocks, the model has '
                              f'{len(self.part_costs)}')
@@ -117,12 +126,15 @@ class DyTFlopCounter:
                 raise ValueError(f'masks of parts {sorted(block_masks)} do not match the '
                                  f'dispatched parts {sorted(costs)}')
             for part, mask in block_masks.items():
+                if mask.shape[0] % self.frames:
+                    raise ValueError(f'masks of {mask.shape[0]} frames are not whole inputs of '
+                                     f'{self.frames} frames each')
                 active = extra + (mask.detach() != 0).sum(1).cpu()
-                savings.append(costs[part].saving(active))
+                savings.append(costs[part].saving(active).reshape(-1, self.frames).sum(1))
         if not savings:
             raise ValueError('the model dispatches no block part: its FLOPs are static_flops')
         return self.static_flops - torch.stack(savings).sum(0)
 
     def from_last_forward(self) -> torch.Tensor:
-        """FLOPs per image (B,) of the backbone's last (evaluation) forward."""
+        """FLOPs per input (B,) of the backbone's last (evaluation) forward."""
         return self(self.backbone.dispatch_masks())

@@ -1,4 +1,5 @@
 """FLOPs of a traced forward and parameters of any model, attention matmuls included."""
+import sys
 from typing import Tuple, Union
 
 import torch
@@ -10,19 +11,30 @@ from .op_handles import extra_flop_handles
 Inputs = Union[torch.Tensor, Tuple[torch.Tensor, ...]]
 
 
+def is_recognizer(model: nn.Module) -> bool:
+    """Whether ``model`` is an mmaction2 recogniser (mmaction2 is not imported here)."""
+    recognizers = sys.modules.get('mmaction.models.recognizers')
+    return recognizers is not None and isinstance(model, recognizers.BaseRecognizer)
+
+
 class TensorForward(nn.Module):
     """``model(inputs, mode='tensor')`` as a plain ``forward(inputs)`` to trace;
-    two-stage detectors: ``extract_feat`` (backbone and neck)."""
+    two-stage detectors: ``extract_feat`` (backbone and neck); mmaction2
+    recognisers (whose ``'tensor'`` mode stops at the backbone): the head's
+    scores of clips (B, views, C, T, H, W)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
         self.features_only = hasattr(model, 'rpn_head') or hasattr(model, 'roi_head')
+        self.recognizer = is_recognizer(model)
         self.train(model.training)
 
     def forward(self, inputs: torch.Tensor):
         if self.features_only:
             return self.model.extract_feat(inputs)
+        if self.recognizer:
+            return self.model.extract_feat(inputs, stage='head')[0]
         return self.model(inputs, mode='tensor')
 
 

@@ -136,12 +136,13 @@ def comparison_rows(samples: Dict[str, torch.Tensor],
                     batch_size: int,
                     device: torch.device,
                     amp: Optional[str],
-                    flops: Optional[Dict[str, float]] = None) -> List[dict]:
+                    flops: Optional[Dict[str, float]] = None,
+                    unit: str = 'images') -> List[dict]:
     """A row per model of ``samples`` (:func:`time_interleaved`, ``batch_size``
-    images a call): :func:`run_fields`, ``images_per_s`` (:func:`spread`) and
-    ``speedup`` over ``base``; with ``flops`` (per image) also ``gflops``,
-    ``flop_ratio`` and ``speedup_per_flop_ratio``; on the CPU ``cpu_*`` too
-    (docs/benchmarks.md)."""
+    inputs a call): :func:`run_fields`, ``<unit>_per_s`` (:func:`spread`; ``unit``
+    'images' or e.g. 'clips') and ``speedup`` over ``base``; with ``flops`` (per
+    input) also ``gflops``, ``flop_ratio`` and ``speedup_per_flop_ratio``; on the
+    CPU ``cpu_*`` too (docs/benchmarks.md)."""
     clocks = clock_columns(device)
     speeds = {
         name: {
@@ -154,7 +155,7 @@ def comparison_rows(samples: Dict[str, torch.Tensor],
     for name, speed in speeds.items():
         row = dict(model=name, **run_fields(batch_size, device, amp))
         for clock, _ in clocks:
-            row[f'{clock}images_per_s'] = speed[clock]
+            row[f'{clock}{unit}_per_s'] = speed[clock]
             row[f'{clock}speedup'] = ratio_of_medians(speed[clock], speeds[base][clock])
         if flops is not None:
             row.update(gflops=flops[name] / 1e9, flop_ratio=flops[base] / flops[name])

@@ -91,6 +91,15 @@ REAL_DATA_HINTS = {
     "(torchgeo's resisc45-train.txt and resisc45-val.txt images) and meta/test.txt "
     "(resisc45-test.txt) with one '<class>/<file>.jpg <label>' line per image, the "
     "label being the class folder's rank in sorted order",
+    'data/kinetics400':
+    "get the Kinetics-400 videos as mmaction2's tools/data/kinetics prepares them: "
+    'data/kinetics400/videos_{train,val}/ and kinetics400_{train,val}_list_videos.txt '
+    "with one '<video file> <label>' line per video",
+    'data/sthv2':
+    'download Something-Something v2 (https://developer.qualcomm.com/software/ai-datasets/'
+    "something-something) and prepare it as mmaction2's tools/data/sthv2 does: "
+    'data/sthv2/videos/*.webm and sthv2_{train,val}_list_videos.txt with one '
+    "'<video file> <label>' line per video",
 }
 
 

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..analysis import TensorForward
+from ..settings import openmp_threads_spin
 
 # The ONNX opset the models are exported to: torch.onnx's default in torch 2.14
 # (``torch.onnx._constants.ONNX_DEFAULT_OPSET``), run by ONNX Runtime >= 1.16.
@@ -128,7 +129,9 @@ def export_onnx(module: nn.Module,
 
 class OnnxRuntimeModel:
     """An ONNX file (one input, the images) run by ONNX Runtime on the CPU with
-    ``threads`` intra-op threads (default: its own), called like the module."""
+    ``threads`` intra-op threads (default: its own), called like the module; its
+    idle threads spin only under ``OMP_WAIT_POLICY=ACTIVE``, as torch's
+    (docs/benchmarks.md)."""
 
     def __init__(self, path: str, threads: Optional[int] = None):
         import onnxruntime  # a test / deployment requirement (requirements/tests.txt)
@@ -136,6 +139,8 @@ class OnnxRuntimeModel:
         options = onnxruntime.SessionOptions()
         if threads is not None:
             options.intra_op_num_threads = threads
+        options.add_session_config_entry('session.intra_op.allow_spinning',
+                                         str(int(openmp_threads_spin())))
         self.session = onnxruntime.InferenceSession(
             path, options, providers=['CPUExecutionProvider'])
         self.input_name = self.session.get_inputs()[0].name

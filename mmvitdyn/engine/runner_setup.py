@@ -194,6 +194,10 @@ KNOWN_CHECKPOINTS = {
     (f'the DeiT-S/16 of the DeiT repository ({DEIT}deit_small_patch16_224-cd65a155.pth)', None),
     'deit_tiny_patch16_224-a1311bcf.pth':
     (f'the DeiT-Ti/16 of the DeiT repository ({DEIT}deit_tiny_patch16_224-a1311bcf.pth)', None),
+    'levit-192_3rdparty_in1k_20230117-8217a0f9.pth':
+    ('the LeViT-192 of mmpretrain (https://download.openmmlab.com/mmclassification/v0/levit/'
+     'levit-192_3rdparty_in1k_20230117-8217a0f9.pth), the ancestry of the LeViT learngenes and '
+     'the Pretraining-Finetuning row of their table', None),
     'levit-384_3rdparty_in1k_20230117-f3539cce.pth':
     ('the LeViT-384 of mmpretrain (https://download.openmmlab.com/mmclassification/v0/levit/'
      'levit-384_3rdparty_in1k_20230117-f3539cce.pth), the teacher TLEG distils its Aux-Net '
@@ -229,6 +233,8 @@ KNOWN_LEARNGENES = {
     'auto-learngene_deit-s-p16_in1k.pth': 'deit-s-p16_ancestry_in1k-224px.py',
     'learngene_deit-ti-p16_eps10_in1k.pth': 'deit-ti-p16_ancestry_in1k-224px.py',
     'learngene_levit-192_eps10_in1k.pth': 'levit-192_ancestry_in1k-224px.py',
+    'heuristic-learngene_levit-192_in1k.pth': 'levit-192_ancestry_in1k-224px.py',
+    'auto-learngene_levit-192_in1k.pth': 'levit-192_ancestry_in1k-224px.py',
     'learngene_swin-b-p4-w7_eps10_in1k.pth': 'swin-b-p4-w7_ancestry_in1k-224px.py',
     'learngene_swin-t-p4-w7_eps10_in1k.pth': 'swin-t-p4-w7_ancestry_in1k-224px.py',
     'tleg-learngene_vit-s-p16_in1k.pth':

@@ -33,7 +33,7 @@ METRIC_NAMES = {
 }
 # Decimals shown: 2 for percentages (accuracy, mIoU), these others 3.
 DECIMALS = {'act_rate': 3, 'gflops': 3, 't_params': 3, 'i_params': 3}
-FORMATS = ('table', 'markdown', 'csv')
+OUTPUT_FORMATS = ('table', 'markdown', 'csv')
 FLOPS_FILE = 'flops.json'
 PARAMS_LINE = re.compile(r'T-Params ([\d.]+)M, I-Params ([\d.]+)M')
 # Shown in place of a number: a table cell whose runs are not all done, or
@@ -341,10 +341,10 @@ def format_blocks(blocks: Sequence[Block], fmt: str) -> str:
     """The blocks as an aligned text table, markdown or CSV (CSV: our numbers only).
 
     Raises:
-        ValueError: If ``fmt`` is not one of :data:`FORMATS`.
+        ValueError: If ``fmt`` is not one of :data:`OUTPUT_FORMATS`.
     """
-    if fmt not in FORMATS:
-        raise ValueError(f'format={fmt!r} is not supported; allowed: {FORMATS}')
+    if fmt not in OUTPUT_FORMATS:
+        raise ValueError(f'format={fmt!r} is not supported; allowed: {OUTPUT_FORMATS}')
     if fmt == 'csv':
         out = io.StringIO()
         writer = csv.writer(out, lineterminator='\n')

@@ -182,6 +182,17 @@ def _natural(text: str) -> list:
             for part in re.split(r'(\d+)', text)]
 
 
+def _axis_options(value, field_name: str):
+    """An axis value's options: a list, or a dict config label -> list (each
+    config's own, e.g. where image and video configs nest a setting differently)."""
+    if isinstance(value, dict):
+        return {
+            _check_label(label, f'{field_name} key'): _options(options, f'{field_name}.{label}')
+            for label, options in value.items()
+        }
+    return _options(value, field_name)
+
+
 def _axes(axes) -> Dict[str, Dict[str, Tuple[str, ...]]]:
     if not isinstance(axes, dict):
         _fail('axes', axes, 'must be a dict: axis name -> dict(value label -> [options])')
@@ -193,7 +204,7 @@ def _axes(axes) -> Dict[str, Dict[str, Tuple[str, ...]]]:
         if not isinstance(values, dict) or not values:
             _fail(f'axes.{name}', values, 'must be a non-empty dict: value label -> [options]')
         checked[name] = {
-            _check_label(label, f'axes.{name} key'): _options(options, f'axes.{name}.{label}')
+            _check_label(label, f'axes.{name} key'): _axis_options(options, f'axes.{name}.{label}')
             for label, options in values.items()
         }
     return checked
@@ -271,6 +282,12 @@ def load_sweep(path: str, root: str, max_parallel: Optional[int] = None) -> Swee
         _fail(path, sorted(cfg), 'a sweep file must set configs')
     configs = expand_configs(cfg['configs'], root)
     axes = _axes(cfg.get('axes', {}))
+    labels = sorted({coords['config'] for coords, _, _ in configs})
+    for name, values in axes.items():
+        for label, options in values.items():
+            if isinstance(options, dict) and sorted(options) != labels:
+                _fail(f'axes.{name}.{label}', sorted(options),
+                      f'per-config options need one list for each config label: {labels}')
     common = _options(cfg.get('options', []), 'options')
     launcher_cfg = dict(cfg.get('launcher', dict(type='local')))
     if max_parallel is not None:
@@ -283,7 +300,10 @@ def load_sweep(path: str, root: str, max_parallel: Optional[int] = None) -> Swee
     for (coords, config, parts), values in itertools.product(
             configs, itertools.product(*[list(values.items()) for values in axes.values()])):
         name = '_'.join(parts + [label for label, _ in values])
-        axis_options = {axis: options for axis, (_, options) in zip(axes, values)}
+        axis_options = {
+            axis: options[coords['config']] if isinstance(options, dict) else options
+            for axis, (_, options) in zip(axes, values)
+        }
         cells.append(
             Cell(
                 name=name,

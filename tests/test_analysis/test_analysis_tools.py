@@ -131,6 +131,42 @@ def test_benchmark_rows_on_the_cpu(amp, tmp_path, threads_kept):
     assert (torch.bfloat16 in dtypes) == (amp == 'bf16')
 
 
+def test_benchmark_of_clips_counts_frames_and_the_pooling(tmp_path, threads_kept):
+    """--frames 2: per-clip rows; a clip costs 2 frames as the image benchmark counts
+    them plus the attentive pooling and the 400-way head (by hand)."""
+    common = [
+        '--arch', 'tiny', '--img-size', '32', '--patch-size', '8', '--batch-sizes', '3', '--rates',
+        '0.25', '--runs', '1', '--min-time', '0', '--threads', '1', '--device', 'cpu'
+    ]
+    benchmark = load_tool('analysis_tools/benchmark.py')
+    benchmark.main([*common, '--json', str(tmp_path / 'images.json')])
+    benchmark.main([*common, '--frames', '2', '--json', str(tmp_path / 'clips.json')])
+    image = json.loads((tmp_path / 'images.json').read_text())['rows'][0]
+    rows = {row['model']: row for row in json.loads((tmp_path / 'clips.json').read_text())['rows']}
+    assert list(rows) == ['dense', 'mlp @ 0.25']
+    assert {(r['batch_size'], r['frames']) for r in rows.values()} == {(3, 2)}
+    c, tokens = 192, 2 * 17  # 16 patches and the class token a frame
+    # LayerNorms (5 a element) of the query, keys, values; q, k, v, proj; the one query's
+    # q k^T and weights v over all heads (2 x tokens x c); the head.
+    pooling = 5 * c * (1 + 2 * tokens) + c * c * (2 + 2 * tokens) + 2 * tokens * c + c * 400
+    dense = rows['dense']['gflops'] * 1e9
+    assert dense == pytest.approx(2 * image['gflops'] * 1e9 + pooling, rel=1e-9)
+    gates, saved = 12 * 16 * c, 12 * 12 * (2 * c * 768 + 5 * c)  # per frame, as above
+    assert rows['mlp @ 0.25']['flop_ratio'] == pytest.approx(
+        dense / (dense + 2 * (gates - saved)), rel=1e-4)
+    assert rows['mlp @ 0.25']['act_rate'] == 0.25
+    assert rows['mlp @ 0.25']['clips_per_s']['median'] > 0 and 'images_per_s' not in rows['dense']
+    assert rows['mlp @ 0.25']['speedup_per_flop_ratio'] == pytest.approx(
+        rows['mlp @ 0.25']['speedup'] / rows['mlp @ 0.25']['flop_ratio'])
+
+
+def test_frames_are_refused_outside_the_dispatch_comparison():
+    with pytest.raises(SystemExit):
+        load_tool('analysis_tools/benchmark.py').parse_args(['--frames', '8', '--reduction'])
+    with pytest.raises(SystemExit):
+        load_tool('analysis_tools/benchmark.py').parse_args(['--frames', '0'])
+
+
 def test_benchmark_of_trained_models_on_their_validation_images(dyt_digits_checkpoint,
                                                                 data_workspace, monkeypatch,
                                                                 tmp_path, threads_kept):

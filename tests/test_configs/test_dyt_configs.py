@@ -1,16 +1,19 @@
 """The DyT configs parse, carry the paper's recipes, and build (with a tiny ViT)."""
 import copy
 import re
+from types import SimpleNamespace
 
 import pytest
 import torch
-from mmengine.registry import init_default_scope
+from mmengine.logging import MessageHub
+from mmengine.registry import HOOKS, init_default_scope
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from helpers.configs import DYT_CONFIG_DIR, dyt_config
-from helpers.dyt import assert_dyt_settings
+from helpers.dyt import assert_dyt_settings, trainable_names
 from helpers.models import IMG_SIZE, PATCH_SIZE, TINY_ARCH, images, tiny
+from mmvitdyn.models import TokenDispatcher
 
 
 def vtab(model='vit-b-p16-dyt', width='d16'):
@@ -157,3 +160,85 @@ def test_model_builds_loads_and_trains(name, tiny_checkpoint):
     samples = [DataSample().set_gt_label(i) for i in range(2)]
     losses = model.loss(images(2), samples)
     assert all(torch.isfinite(v) for v in losses.values())
+
+
+def tiny_model(cfg):
+    """``cfg``'s model with a tiny ViT, random and in eval mode."""
+    cfg = copy.deepcopy(cfg)
+    cfg.model.backbone.update(
+        arch=TINY_ARCH, img_size=IMG_SIZE, patch_size=PATCH_SIZE, init_cfg=None)
+    if cfg.model.backbone.get('freeze_pretrained'):  # frozen random weights, on purpose
+        cfg.model.backbone.allow_random_frozen = True
+    cfg.model.head.in_channels = TINY_ARCH['embed_dims']
+    init_default_scope('mmpretrain')
+    torch.manual_seed(0)
+    return MODELS.build(cfg.model).eval()
+
+
+def test_annealed_temperature_config_follows_a_cosine_from_5_to_0_1():
+    """The tau-anneal config's GumbelTemperatureHook, built from the config by
+    mmengine's HOOKS registry, sets every dispatcher of the config's model (a
+    tiny ViT) to torch's CosineAnnealingLR curve from 5 to 0.1 over the run's
+    iterations; the rest of the config is the template's."""
+    name = vtab('vit-b-p16-dyt-tau-anneal')
+    cfg = copy.deepcopy(dyt_config(name))
+    template = dyt_config(TEMPLATE)
+    assert cfg.model == template.model
+    assert cfg.custom_hooks[:-1] == template.custom_hooks
+    model = tiny_model(cfg)
+    hook = HOOKS.build(cfg.custom_hooks[-1])
+    max_iters = cfg.train_cfg.max_epochs * 16  # 1,000 images at batch 64: 16 iterations an epoch
+    # torch's cosine annealing of a learning rate from 5 to 0.1 over max_iters - 1 steps
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([param], lr=5.0)
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max_iters - 1, eta_min=0.1)
+    expected = []
+    for _ in range(max_iters):
+        expected.append(optimizer.param_groups[0]['lr'])
+        optimizer.step()
+        cosine.step()
+    assert expected[0] == 5.0 and expected[-1] == pytest.approx(0.1)
+    dispatchers = [m for m in model.modules() if isinstance(m, TokenDispatcher)]
+    assert len(dispatchers) == TINY_ARCH['num_layers']
+    hub = MessageHub.get_instance('test_annealed_temperature')
+    for iteration in (0, 1, max_iters // 4, max_iters // 2, max_iters - 2, max_iters - 1):
+        runner = SimpleNamespace(model=model, iter=iteration, max_iters=max_iters, message_hub=hub)
+        hook.before_train_iter(runner, iteration)
+        taus = {m.tau for m in dispatchers}
+        assert len(taus) == 1 and taus.pop() == pytest.approx(expected[iteration], rel=1e-6)
+        assert hub.get_scalar('train/tau').current() == pytest.approx(expected[iteration])
+
+
+@pytest.mark.parametrize('baseline,options', [
+    (vtab('vit-b-p16-adaptformer'), {
+        'model.backbone.dispatch': None
+    }),
+    (vtab('vit-b-p16-full-ft', width=None), {
+        'model.backbone.dispatch': None,
+        'model.backbone.adapter_cfg': None,
+        'model.backbone.freeze_pretrained': False
+    }),
+])
+def test_baseline_options_on_a_dyt_config_give_the_baseline_configs_model(baseline, options):
+    """The options that docs/recipes.md and the sweeps give a baseline with, on the
+    DyT task config: a DyTViT whose parameters, trainable set and logits are those
+    of the baseline config's own class (AdapterViT, ViT) on the same weights."""
+    dyt = copy.deepcopy(dyt_config(task_config('cifar')))
+    dyt.merge_from_dict(options)
+    ours, reference = tiny_model(dyt), tiny_model(dyt_config(baseline))
+    assert type(ours.backbone).__name__ == 'DyTViT'
+    assert type(
+        reference.backbone).__name__ == ('AdapterViT' if 'adaptformer' in baseline else 'ViT')
+
+    def shapes(model):
+        return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+    assert shapes(ours) == shapes(reference)
+    assert trainable_names(ours) == trainable_names(reference)
+    for name, param in reference.named_parameters():  # adapters' up-projections start at 0
+        if 'adapter.up' in name:
+            torch.nn.init.normal_(param, std=0.2)
+    ours.load_state_dict(reference.state_dict())
+    x = images(2)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x), reference(x))

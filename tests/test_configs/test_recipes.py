@@ -8,10 +8,12 @@ difference between the two fails.
 """
 import ast
 import copy
+import functools
 import re
 
 import pytest
 import torch
+from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import init_default_scope
 from mmengine.runner import Runner
@@ -23,6 +25,8 @@ from helpers.tools import REPO
 from mmvitdyn.apis import init_model
 
 DOC = REPO / 'docs/recipes.md'
+# The folders a row's config name is looked up in: images, then video.
+CONFIG_DIRS = (DYT_CONFIG_DIR, REPO / 'configs/dyt_video')
 IN21K = 'checkpoints/vit-base-p16_in21k.pth'
 
 
@@ -61,17 +65,26 @@ def options(text):
 
 
 def configs(pattern):
-    """The config names a row gives (a glob over configs/dyt/ for the VTAB tasks)."""
-    names = sorted(p.name for p in DYT_CONFIG_DIR.glob(pattern.strip('`')))
-    assert names, f'{pattern} names no config in {DYT_CONFIG_DIR}'
-    return names
+    """The configs a row gives (a glob over configs/dyt/ for the VTAB tasks), as
+    paths, from the first folder of ``CONFIG_DIRS`` that holds them."""
+    for folder in CONFIG_DIRS:
+        paths = sorted(folder.glob(pattern.strip('`')))
+        if paths:
+            return paths
+    raise AssertionError(f'{pattern} names no config in {[str(d) for d in CONFIG_DIRS]}')
+
+
+@functools.lru_cache(maxsize=None)
+def load_config(path) -> Config:
+    """A row's config, parsed once (configs/dyt/ through the shared cache)."""
+    return dyt_config(path.name) if path.parent == DYT_CONFIG_DIR else Config.fromfile(str(path))
 
 
 def experiment_configs(row):
     """(name, config with the row's options merged) for each config of ``row``."""
     _, _, _, pattern, extra = row
-    for name in configs(pattern):
-        cfg = dyt_config(name)
+    for path in configs(pattern):
+        name, cfg = path.name, load_config(path)
         if extra:
             cfg = copy.deepcopy(cfg)
             cfg.merge_from_dict(options(extra))
@@ -90,13 +103,27 @@ def same_for_all(values) -> str:
 
 
 def transform(step) -> str:
-    keys = ('scale', 'crop_size', 'size', 'ratio_range', 'edge', 'backend', 'interpolation', 'prob')
+    keys = ('scale', 'crop_size', 'size', 'ratio_range', 'edge', 'backend', 'interpolation', 'prob',
+            'clip_len', 'frame_interval', 'num_clips', 'out_of_bound_opt', 'scale_range',
+            'area_range', 'flip_ratio', 'op', 'num_ops', 'magnitude', 'num_magnitude_bins')
     args = [f'{key}={step[key]}' for key in keys if key in step]
     return f"{step['type']}({', '.join(args)})"
 
 
 def pipeline(steps) -> str:
-    return ' > '.join(transform(s) for s in steps if not re.match('(Load|Pack|Filter)', s['type']))
+    """The transforms, without loading, decoding (a video reader's ``*Init`` is
+    kept), formatting and packing."""
+    kept = [
+        s for s in steps if not re.match('(Load|Pack|Filter|FormatShape)', s['type'])
+        and not s['type'].endswith('Decode')
+    ]
+    return ' > '.join(transform(s) for s in kept)
+
+
+def frame_backbone(cfg):
+    """The image backbone: a video backbone's per-frame ViT (``vit``), else the backbone."""
+    backbone = cfg.model.backbone
+    return backbone.vit if 'vit' in backbone else backbone
 
 
 def optimizer_type(cfg) -> str:
@@ -178,7 +205,7 @@ def label_smoothing(cfg) -> str:
 def losses(cfg) -> str:
     """The loss terms; the library's own model (full fine-tuning) has no DyT terms."""
     model = cfg.model
-    if model.type == 'DyTImageClassifier':
+    if model.type in ('DyTImageClassifier', 'DyTRecognizer3D'):
         terms = ['CE'] + ['CE(complete)'] * model.complete_loss + ['KL'] * model.distill_loss
     elif model.type == 'ImageClassifier':
         terms = ['CE']
@@ -205,7 +232,7 @@ def mean_std(cfg) -> str:
 
 
 def drop_path(cfg) -> str:
-    return number(cfg.model.backbone.drop_path_rate)
+    return number(frame_backbone(cfg).drop_path_rate)
 
 
 def learning_rate(cfg) -> str:
@@ -228,6 +255,16 @@ def inference_mode(cfg) -> str:
     return 'slide {crop_size}, stride {stride}'.format(**cfg.model.test_cfg)
 
 
+def evaluation_views(cfg) -> str:
+    """Clips x crops of the test pipeline and how the head joins their scores."""
+    steps = {s['type']: s for s in cfg.test_dataloader.dataset.pipeline}
+    sampler = steps.get('SampleFrames') or steps['UniformSample']
+    crops = 3 if 'ThreeCrop' in steps else 10 if 'TenCrop' in steps else 1
+    clips = sampler.num_clips
+    return (f"{clips} clip{'s' * (clips > 1)} x {crops} crop{'s' * (crops > 1)}, "
+            f'{cfg.model.cls_head.average_clips} averaged')
+
+
 SETTINGS = {
     'input mean / std': mean_std,
     'stochastic depth': drop_path,
@@ -245,6 +282,7 @@ SETTINGS = {
     'train transforms': training_transforms,
     'test transforms': evaluation_transforms,
     'test mode': inference_mode,
+    'test views': evaluation_views,
     'head init': head_init,
     'mixup / cutmix': batch_mixing,
     'label smoothing': label_smoothing,
@@ -254,7 +292,7 @@ SETTINGS = {
 
 
 def method(cfg) -> str:
-    backbone = cfg.model.backbone
+    backbone = frame_backbone(cfg)
     adapter = backbone.get('adapter_cfg')
     if adapter is None:  # a ViT, or options that turn a DyTViT's parts off
         assert backbone.get('dispatch') is None and not backbone.get('freeze_pretrained')
@@ -278,10 +316,11 @@ def method(cfg) -> str:
 def test_the_document_has_every_paper_experiment():
     data_sets = {row[0] for row in EXPERIMENTS}
     assert data_sets >= {
-        'VTAB-1K (19 tasks)', 'CIFAR-100', 'SVHN', 'Food-101', 'ImageNet-1k', 'ADE20K', 'COCO'
+        'VTAB-1K (19 tasks)', 'CIFAR-100', 'SVHN', 'Food-101', 'ImageNet-1k', 'ADE20K', 'COCO',
+        'Kinetics-400', 'Something-Something v2'
     }
     methods = {row[1].split(':')[0].split(' (')[0] for row in EXPERIMENTS}
-    assert methods == {'DyT', 'DyT+MoE', 'AdaptFormer', 'full fine-tuning'}
+    assert methods == {'DyT', 'DyT+MoE', 'DyT-AdaMix', 'AdaptFormer', 'full fine-tuning'}
     assert len(configs(EXPERIMENTS[0][3])) == 19  # the VTAB-1K task configs
     for recipe in {row[2] for row in EXPERIMENTS}:
         assert recipe in RECIPES, f'{recipe} has no "### Recipe: {recipe}" table'
@@ -302,7 +341,7 @@ def test_the_in21k_checkpoint_brings_its_normalisation(row):
     one only for a model without one, so the data set base cannot replace it. The
     channel swap still follows the data set (its base's to_rgb / bgr_to_rgb)."""
     for name, cfg in experiment_configs(row):
-        assert cfg.model.backbone.init_cfg.checkpoint == IN21K
+        assert frame_backbone(cfg).init_cfg.checkpoint == IN21K
         own = cfg.model.data_preprocessor
         assert list(own.mean) == list(own.std) == [127.5] * 3, name
         top_level = cfg.get('data_preprocessor')

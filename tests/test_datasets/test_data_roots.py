@@ -27,6 +27,8 @@ REAL_CONFIGS = [
     ('svhn_bs64_rrc_224', 'data/svhn', "torchvision's SVHN"),
     # test_list_file_sets.py checks the sets read with list files.
     ('dtd_bs64_deit_224', 'data/dtd', 'dtd-r1.0.1.tar.gz'),
+    ('k400_bs16_8x16x1-224px', 'data/kinetics400', 'kinetics400_{train,val}_list_videos.txt'),
+    ('ssv2_bs16_u8-224px', 'data/sthv2', 'sthv2_{train,val}_list_videos.txt'),
 ]
 
 

@@ -2,8 +2,10 @@
 the outputs of PyTorch within 1e-4, exported at batch 2 and run at batch 3, on images whose
 dispatchers run every token, none, and some."""
 import json
+from collections import Counter
 
 import onnx
+import onnxruntime
 import pytest
 import torch
 from mmengine.config import Config
@@ -63,6 +65,16 @@ def graph_ops(path) -> set:
     return {node.op_type for node in onnx.load(str(path)).graph.node}
 
 
+def runtime_ops(path) -> Counter:
+    """The op types of the graph ONNX Runtime runs for an ONNX file (its extended
+    optimisations: fusions included, nothing specific to this machine's CPU)."""
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(path.with_suffix('.optimized.onnx'))
+    onnxruntime.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+    return Counter(node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node)
+
+
 def assert_runtime_equals(path, expected, x):
     outputs = OnnxRuntimeModel(str(path))(x)
     expected = expected if isinstance(expected, (tuple, list)) else (expected, )
@@ -104,6 +116,42 @@ def test_export_of_adaptformer(tmp_path):
     with torch.no_grad():
         expected = model(x)
     assert_runtime_equals(path, expected, x)
+
+
+def test_dispatched_mlp_runs_fused_as_the_dense_one(tmp_path):
+    """DyT with MLP dispatch (3 blocks) and AdaptFormer, the same weights: in the graph ONNX
+    Runtime runs, every block's MLP has its first linear's bias fused with the GELU (BiasGelu)
+    in both, and DyT's dispatched linears are no 2-D Gemm; its outputs equal PyTorch's."""
+    dense = tiny(DyTViT, dispatch=None)
+    model = tiny(DyTViT, dispatch='mlp')
+    model.load_state_dict(dense.state_dict(), strict=False)
+    spread_gates(model)
+    ops = {}
+    for name, module in (('dense', dense), ('dyt', model)):
+        export_onnx(module, images(2), str(tmp_path / f'{name}.onnx'))
+        ops[name] = runtime_ops(tmp_path / f'{name}.onnx')
+    assert ops['dense']['BiasGelu'] == ops['dyt']['BiasGelu'] == TINY_ARCH['num_layers'], ops
+    assert ops['dyt']['Gemm'] == 0 and ops['dyt']['NonZero'] == TINY_ARCH['num_layers'], ops
+    x = bright_dark_random(32)
+    with torch.no_grad():
+        expected = model(x)
+    assert 0 < sum(map(sum, patch_counts(model))) < 3 * 3 * 16
+    assert_runtime_equals(tmp_path / 'dyt.onnx', expected, x)
+
+
+@pytest.mark.parametrize('policy, spinning', [(None, '0'), ('PASSIVE', '0'), ('active', '1')])
+def test_runtime_threads_wait_as_torch_threads(policy, spinning, monkeypatch, tmp_path):
+    """ONNX Runtime's intra-op threads spin while idle only under OMP_WAIT_POLICY=ACTIVE
+    (unset: mmvitdyn's passive default)."""
+    if policy is None:
+        monkeypatch.delenv('OMP_WAIT_POLICY', raising=False)
+    else:
+        monkeypatch.setenv('OMP_WAIT_POLICY', policy)
+    path = tmp_path / 'adaptformer.onnx'
+    export_onnx(
+        tiny(DyTViT, dispatch=None, arch=dict(TINY_ARCH, num_layers=1)), images(2), str(path))
+    options = OnnxRuntimeModel(str(path), threads=1).session.get_session_options()
+    assert options.get_session_config_entry('session.intra_op.allow_spinning') == spinning
 
 
 def test_export_of_the_segmentation_backbone(tmp_path):

@@ -23,7 +23,8 @@ import mmvitdyn  # noqa: F401
 from helpers.classifiers import dyt_classifier, labelled_batch, sgd
 from helpers.dyt import spread_gates
 from helpers.models import tiny_backbone_cfg
-from mmvitdyn.engine.runner_setup import SetupError, choose_model_wrapper
+from mmvitdyn.engine import SetupError
+from mmvitdyn.engine.runner_setup import choose_model_wrapper
 
 WORLD, GLOBAL_BATCH = 2, 8
 

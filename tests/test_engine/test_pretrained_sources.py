@@ -7,8 +7,9 @@ import pytest
 from mmengine.config import Config
 
 from helpers.tools import REPO, load_tool
+from mmvitdyn.engine import SetupError
 from mmvitdyn.engine.runner_setup import (KNOWN_CHECKPOINTS, KNOWN_LEARNGENES, LEARNGENE_CONFIGS,
-                                          SetupError, check_pretrained_checkpoints)
+                                          check_pretrained_checkpoints)
 
 NAMED = sorted({
     name
@@ -18,7 +19,7 @@ NAMED = sorted({
 
 
 def test_every_pretrained_file_of_the_configs_has_a_source():
-    assert len(NAMED) == 10
+    assert len(NAMED) == 11
     assert [name for name in NAMED if name not in KNOWN_CHECKPOINTS] == []
 
 
@@ -57,7 +58,7 @@ DIGITS_LEARNGENE_CFG = ('configs/cluster_learngene/'
 def test_every_learngene_file_of_the_configs_names_the_config_that_writes_it():
     """The config KNOWN_LEARNGENES names shows, in its header, a command whose
     ``--out`` is the file."""
-    assert len(LEARNGENES) == 9 and sorted(KNOWN_LEARNGENES) == LEARNGENES
+    assert len(LEARNGENES) == 11 and sorted(KNOWN_LEARNGENES) == LEARNGENES
     for name, maker in KNOWN_LEARNGENES.items():
         header = (REPO / LEARNGENE_CONFIGS / maker).read_text()
         assert f'#       --out checkpoints/{name}\n' in header, (name, maker)

@@ -14,6 +14,7 @@ from helpers.learngene_configs import CONFIG_DIR, read_config
 from helpers.models import images, tiny
 from mmvitdyn.learngene import (LearngeneViT, LinearExpansionViT, ViTAncestry, build_learngene,
                                 levit_arch)
+from mmvitdyn.learngene.ancestries.levit import LeViTAncestry
 from mmvitdyn.models import ViT
 
 CONFIGS = sorted(CONFIG_DIR.glob('*.py'))
@@ -93,6 +94,9 @@ def learngenes(tmp_path_factory):
     levit = LeViT(levit_arch([8, 12, 16], [3, 5, 6], [4, 4, 4], [4, 4, 4]), img_size=224)
     files['learngene_levit-192_eps10_in1k.pth'] = root / 'levit.pth'
     build_learngene(levit, [images(1, 224)], eps=1.0, out=str(root / 'levit.pth'))
+    for method in ('heuristic', 'auto'):
+        files[f'{method}-learngene_levit-192_in1k.pth'] = root / f'levit-{method}.pth'
+        LeViTAncestry(levit).extract_blocks(method).save(str(root / f'levit-{method}.pth'))
     digits = make_ancestry(
         dict(embed_dims=WIDTH, num_layers=6, num_heads=6, feedforward_channels=96),
         img_size=32,
@@ -157,9 +161,11 @@ def test_config_builds(path, learngenes):
         assert model.backbone.heads == [2, 4, 8, 16]  # both descendants
         return
     if backbone.type in ('LeViT', 'LearngeneLeViT'):
-        # mmpretrain's LeViT-192 (the ancestry), or a descendant of the stand-in learngene.
+        # mmpretrain's LeViT-192 (the ancestry, Pretraining-Finetuning without its checkpoint,
+        # From-Scratch), or a descendant of a stand-in learngene.
         if backbone.type == 'LeViT':
             assert backbone.arch == '192'
+            backbone.init_cfg = None
         else:
             backbone.learngene = learngenes[backbone.learngene.split('/')[-1]]
             cfg.model.head.in_channels = 16

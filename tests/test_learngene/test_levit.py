@@ -2,7 +2,9 @@
 attention blocks and subsample attentions against a count by hand, the
 LearngeneLeViT descendant (lossless at omega = 1; fewer heads and other
 depths take their centroids, FFN groups and subsample attentions), the
-learngene file's checks, and build_learngene.py on LeViT-192."""
+Heuristic- / Auto-Learngene descendants (whole blocks where the ancestry has
+them, the rest random, gradients everywhere), the learngene files' checks,
+and build_learngene.py / extract_baseline_learngene.py on LeViT-192."""
 import math
 
 import pytest
@@ -18,6 +20,7 @@ from helpers.models import images
 from helpers.tools import REPO, load_tool
 from mmvitdyn.learngene import LeViTLearngene, build_learngene, condense, record_attention_distance
 from mmvitdyn.learngene.ancestries.levit import LeViTAncestry, LeViTMAD
+from mmvitdyn.learngene.artefacts.levit import LeViTBlockLearngene
 from mmvitdyn.learngene.descendants.levit import LearngeneLeViT, levit_arch
 
 # 16 / 24 / 32 wide, 2 / 3 / 4 heads of key width 4 (values 8), 2 blocks a
@@ -28,11 +31,11 @@ SIZE = 80
 LEVIT_CFG = REPO / 'configs/cluster_learngene/levit-192_ancestry_in1k-224px.py'
 
 
-def levit(seed=0) -> LeViT:
-    """A tiny random LeViT in eval mode whose attention is far from uniform
-    and whose BatchNorms are no identities."""
+def levit(seed=0, **arch) -> LeViT:
+    """A tiny random LeViT (``ARCH``, with ``arch``'s changes) in eval mode
+    whose attention is far from uniform and whose BatchNorms are no identities."""
     torch.manual_seed(seed)
-    model = LeViT(levit_arch(**ARCH), img_size=SIZE, out_indices=(0, 1, 2))
+    model = LeViT(levit_arch(**dict(ARCH, **arch)), img_size=SIZE, out_indices=(0, 1, 2))
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
@@ -238,6 +241,117 @@ def test_a_deployed_levit_is_refused():
         LeViTAncestry(ancestry).describe()
 
 
+# --------------------------------------------------------------- baselines
+# A tiny LeViT of 3 / 3 / 2 blocks: 8 blocks over the stages in order. As the
+# Cluster-Learngene code loads DeiT for its baselines (models/__init__.py:245-
+# 251: the 12 blocks without blocks 0-8, or without 6-11, at their own
+# indices), Heuristic-Learngene keeps the last three blocks (6, 7 of stage 2
+# and block 2 of stage 1), Auto-Learngene blocks 0-5 (stages 0 and 1); the
+# stem and the subsample attentions with their MLPs are the ancestry's.
+BASELINE_DEPTHS = [3, 3, 2]
+INHERITED_BLOCKS = {
+    'heuristic': {(1, 2), (2, 0), (2, 1)},
+    'auto': {(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)},
+}
+
+
+@pytest.fixture(scope='module')
+def block_learngenes(tmp_path_factory):
+    root = tmp_path_factory.mktemp('levit-blocks')
+    ancestry = levit(depths=BASELINE_DEPTHS)
+    for method in INHERITED_BLOCKS:
+        LeViTAncestry(ancestry).extract_blocks(method).save(str(root / f'{method}.pth'))
+    return ancestry, {method: root / f'{method}.pth' for method in INHERITED_BLOCKS}
+
+
+def block_pairs(model: LeViT):
+    """(stage, block) -> (attention, MLP) modules of each attention block."""
+    pairs = {}
+    for s, stage in enumerate(model.stages):
+        first = 2 if s else 0
+        for b in range((len(stage) - first) // 2):
+            pairs[s, b] = (stage[first + 2 * b].block, stage[first + 2 * b + 1].block)
+    return pairs
+
+
+@pytest.mark.parametrize('method', sorted(INHERITED_BLOCKS))
+def test_block_baselines_inherit_whole_blocks_where_the_ancestry_has_them(block_learngenes, method):
+    ancestry, files = block_learngenes
+    torch.manual_seed(1)
+    model = descendant(files[method], init_mode=method)
+    assert (model.heads, model.depths) == (ARCH['num_heads'], BASELINE_DEPTHS)
+    ours, theirs = block_pairs(model), block_pairs(ancestry)
+    assert sorted(ours) == sorted(theirs) and len(ours) == 8
+    inherited = 0
+    for position, (attn, mlp) in ours.items():
+        for mine, its in zip((attn, mlp), theirs[position]):
+            same = [
+                torch.equal(value,
+                            its.state_dict()[key]) for key, value in mine.state_dict().items()
+                if value.is_floating_point()
+            ]
+            if position in INHERITED_BLOCKS[method]:
+                assert all(same), (method, position)
+                inherited += sum(p.numel() for p in its.parameters())
+        if position not in INHERITED_BLOCKS[method]:  # random
+            assert not torch.equal(attn.qkv.linear.weight, theirs[position][0].qkv.linear.weight)
+            assert not torch.equal(mlp.linear1.linear.weight,
+                                   theirs[position][1].linear1.linear.weight)
+    # The stem and both subsample attentions with their MLPs, whole.
+    whole = [(model.patch_embed, ancestry.patch_embed)]
+    whole += [(model.stages[s][i], ancestry.stages[s][i]) for s in (1, 2) for i in (0, 1)]
+    for mine, its in whole:
+        for key, value in its.state_dict().items():
+            assert torch.equal(mine.state_dict()[key], value), key
+        inherited += sum(p.numel() for p in its.parameters())
+    counts = model.parameter_counts()
+    assert counts['i_params'] == inherited
+    assert counts['t_params'] == sum(p.numel() for p in ancestry.parameters())
+    # Every parameter, inherited or random, trains.
+    model.train()
+    model(images(2, SIZE))[2].square().mean().backward()
+    for name, param in model.named_parameters():
+        assert param.grad is not None and param.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize(
+    'method,kwargs,match',
+    [
+        ('heuristic', dict(init_mode='heuristic',
+                           arch=dict(num_heads=[1, 3, 4])), r"init_mode='heuristic' inherits whole "
+         r'blocks of \[2, 3, 4\] heads per stage; arch gives \[1, 3, 4\]'),
+        # 7 blocks: Heuristic's three land on blocks 4-6, ancestry block 6 (stage 2) in stage 1.
+        ('heuristic', dict(init_mode='heuristic',
+                           arch=dict(depths=[3, 3, 1])), r'depths=\[3, 3, 1\]: the heuristic '
+         r'learngene would put ancestry block 6 \(of stage 2\) in stage 1'),
+        ('auto', dict(init_mode='heuristic'), r"init_mode='heuristic' needs a heuristic learngene; "
+         r'.* is the auto learngene'),
+        ('auto', dict(init_mode='tleg'),
+         r"init_mode='tleg' is not one of \['cluster', 'heuristic', "
+         r"'auto'\]"),
+        ('auto', dict(), r"is not a learngene of format 'mmvitdyn.levit_learngene'"),
+    ])
+def test_bad_block_baselines_name_the_problem(block_learngenes, method, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LearngeneLeViT(learngene=str(block_learngenes[1][method]), **kwargs)
+
+
+@pytest.mark.parametrize('where,value,match', [
+    (('blocks', 0, 'attn', 'attention_biases'), torch.zeros(
+        3, 25), r'blocks\[0\]\.attn\.attention_biases has shape \(3, 25\), expected \(3, 9\)'),
+    (('blocks', 2, 'mlp', 'linear2.bn.running_var'), ...,
+     r'blocks\[2\]\.mlp\.linear2\.bn\.running_var is missing'),
+    (('layers', ), [4, 5, 6], r'learngene layers=\[4, 5, 6\]; the heuristic learngene of a LeViT '
+     r'of 8 blocks holds blocks \[5, 6, 7\]'),
+    (('downsamples', 1), {}, r'downsamples\[1\] is empty'),
+])
+def test_broken_block_learngene_names_the_field(block_learngenes, tmp_path, where, value, match):
+    data = torch.load(str(block_learngenes[1]['heuristic']), weights_only=True)
+    torch.save(broken(data, where, value), tmp_path / 'broken.pth')
+    with pytest.raises(ValueError, match=match):
+        LeViTBlockLearngene.load(str(tmp_path / 'broken.pth'))
+
+
 # -------------------------------------------------------------------- tool
 def test_build_learngene_tool_on_levit_192(tmp_path):
     """mmpretrain's LeViT-192 (random weights, BatchNorm statistics
@@ -276,3 +390,29 @@ def test_build_learngene_tool_on_levit_192(tmp_path):
     assert torch.equal(learngene.stages[2].ffn_groups[0].weights['linear1.bn.running_mean'],
                        mlp.linear1.bn.running_mean)
     assert (tmp_path / 'lg_mad.png').is_file()
+
+
+@pytest.mark.parametrize('method,blocks', [('heuristic', [(2, 1), (2, 2), (2, 3)]),
+                                           ('auto', [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0),
+                                                     (1, 1)])])
+def test_extract_baseline_learngene_tool_on_levit_192(tmp_path, method, blocks):
+    """LeViT-192's 12 blocks (4 a stage): Heuristic keeps 9-11, Auto 0-5, from
+    the checkpoint given."""
+    init_default_scope('mmpretrain')
+    torch.manual_seed(4)
+    model = MODELS.build(Config.fromfile(LEVIT_CFG).model)
+    torch.save(dict(state_dict=model.state_dict()), tmp_path / 'levit.pth')
+    out = tmp_path / f'{method}.pth'
+    load_tool('learngene/extract_baseline_learngene.py').main(
+        [method, str(LEVIT_CFG),
+         str(tmp_path / 'levit.pth'), '--out',
+         str(out)])
+    learngene = LeViTBlockLearngene.load(str(out))
+    assert learngene.layers == tuple(4 * s + b for s, b in blocks)
+    for block, (s, b) in zip(learngene.blocks, blocks):
+        attn, mlp = model.backbone.stages[s][(2 if s else 0) + 2 * b:][:2]
+        assert torch.equal(block['attn']['qkv.linear.weight'], attn.block.qkv.linear.weight)
+        assert torch.equal(block['mlp']['linear1.bn.running_mean'],
+                           mlp.block.linear1.bn.running_mean)
+    assert torch.equal(learngene.downsamples[2]['kv.linear.weight'],
+                       model.backbone.stages[2][0].kv.linear.weight)

@@ -6,7 +6,8 @@ import json
 import pytest
 import torch
 
-from helpers.tools import load_tool
+from helpers.guides import command, run_command
+from helpers.tools import REPO, load_tool
 
 
 def test_rows_of_each_backend_side_by_side(tmp_path, monkeypatch):
@@ -58,3 +59,19 @@ def test_onnx_backend_needs_the_cpu_in_fp32(capsys):
             ['--device', 'cpu', '--amp', 'bf16', '--backends', 'eager', 'onnx'])
     assert exit_info.value.code == 2
     assert '--backends onnx runs ONNX Runtime on the CPU in fp32' in capsys.readouterr().err
+
+
+def test_documented_onnx_command(tmp_path):
+    """docs/benchmarks.md's ONNX Runtime command as typed (tiny ViT, real export and
+    runtime): per batch size the eager then the ONNX Runtime rows of dense and DyT, the
+    FLOP ratio of a backend's DyT row the same, ONNX Runtime's rows with ``vs_eager``."""
+    tokens = command(REPO / 'docs/benchmarks.md',
+                     'python tools/analysis_tools/benchmark.py --backends eager onnx')
+    run_command(tokens, tmp_path)
+    rows = json.loads((tmp_path / tokens[tokens.index('--json') + 1]).read_text())['rows']
+    assert [(r['batch_size'], r['backend'], r['model'])
+            for r in rows] == [(batch, backend, model) for batch in (16, 1)
+                               for backend in ('eager', 'onnx') for model in ('dense', 'mlp @ 0.5')]
+    for eager, onnx in zip(rows[1::4], rows[3::4]):
+        assert onnx['flop_ratio'] == eager['flop_ratio'] > 1.2
+        assert onnx['vs_eager'] > 0 and onnx['images_per_s']['median'] > 0

@@ -24,11 +24,17 @@ def test_dry_run_writes_every_row(tmp_path):
             ).read_text().strip().endswith(f'report: {tmp_path / "out/device_check.json"}')
     assert report['dry_run'] is True and report['machine']['device'] == 'cpu'
     steps = {step['name']: step['rows'] for step in report['steps']}
-    assert list(steps) == ['cls fp32', 'dense fp32', 'train vit bf16', 'train vitdet bf16']
+    assert list(steps) == [
+        'cls fp32', 'video fp32', 'dense fp32', 'train vit bf16', 'train vitdet bf16'
+    ]
     assert [r['model'] for r in steps['cls fp32']] == [
         'AdaptFormer', 'DyT', 'DyT top-K', 'AdaptFormer + ToMe', 'DyT + ToMe', 'AdaptFormer + EViT',
         'AdaptFormer + DynamicViT'
     ]
+    # The video model on clips of 2 frames: dense, then DyT at activation 0.5.
+    assert [(r['model'], r['frames'], r['act_rate'])
+            for r in steps['video fp32']] == [('dense', 2, 1.0), ('mlp @ 0.5', 2, 0.5)]
+    assert steps['video fp32'][1]['flop_ratio'] > 1.2
     assert [(r['task'], r['part'], r['model']) for r in steps['dense fp32']] == [
         (task, 'backbone', model) for task in ('det', 'seg') for model in ('dense', 'DyT')
     ]
@@ -45,6 +51,7 @@ def test_dry_run_writes_every_row(tmp_path):
                 assert row['growth_mb'] >= 0 and row['step_s']['median'] > 0
                 assert ('step_vs_no_cp' in row) == row['with_cp']
             else:
-                assert row['images_per_s']['median'] > 0
+                assert row['clips_per_s' if name.startswith('video'
+                                                            ) else 'images_per_s']['median'] > 0
     assert report['gpu_tests'] == dict(exit_code=5, passed=True)
     assert 'train vitdet bf16 dyt dynamic only +cp' in ' '.join(proc.stdout.split())

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from helpers.configs import DYT_VIDEO_CFG
-from helpers.tools import logged_metrics, logged_test_scalars, run_tool
+from helpers.tools import REPO, logged_metrics, logged_test_scalars, plain_shell_env, run_tool
 
 # A 2-block ViT (the config's is 6) at a learning rate for 30 steps: 5 epochs of
 # 6 batches of 8 clips, validated once at the end.
@@ -80,3 +80,25 @@ def test_the_same_config_twice_logs_the_same_numbers(trained, video_workspace, t
     run_tool(['train.py', DYT_VIDEO_CFG, '--work-dir', tmp_path, '--cfg-options', *OPTIONS],
              video_workspace)
     assert scalars(tmp_path) == first
+
+
+def test_two_process_cpu_distributed_training_keeps_the_ranks_equal(video_workspace, tmp_path):
+    """tools/dist_train.sh with 2 CPU processes: 48 clips / (2 ranks x 4) = 6 steps an
+    epoch for 2 epochs, DyT's two-pass step in the DDP wrapper, both ranks' parameters the same."""
+    cfg = tmp_path / 'video_digest.py'
+    cfg.write_text(f"_base_ = ['{DYT_VIDEO_CFG}']\n"
+                   "custom_imports = dict(imports=['mmvitdyn', 'param_digest_hook'])\n"
+                   "custom_hooks = [dict(type='ParamDigestHook')]\n")
+    opts = [
+        *OPTIONS[1:], 'train_cfg.max_epochs=2', 'train_dataloader.batch_size=4',
+        'default_hooks.checkpoint.interval=2'
+    ]
+    proc = run_tool(
+        ['dist_train.sh', cfg, 2, '--work-dir', tmp_path, '--cfg-options', *opts],
+        video_workspace,
+        env=dict(**plain_shell_env(), PORT='29519', PYTHONPATH=f'{REPO}:{REPO}/tests/helpers'))
+    assert 'Epoch(train) [2][6/6]' in proc.stdout
+    digests = [json.loads((tmp_path / f'param_digest_rank{r}.json').read_text()) for r in (0, 1)]
+    assert digests[0] == digests[1]
+    assert any('dispatchers' in name for name in digests[0])
+    assert (tmp_path / 'epoch_2.pth').is_file()

@@ -4,6 +4,7 @@
         [--dispatch mlp [attn ...]] [--rates 1.0 0.5] [--batch-sizes 16 1] [--runs 5]
         [--threads N] [--device cpu|cuda|cuda:N] [--amp fp16|bf16] [--json OUT]
         [--backends eager [compile onnx]]
+    python tools/analysis_tools/benchmark.py --frames 8 [--arch base] [--rates 0.5] ...
     python tools/analysis_tools/benchmark.py --reduction [--reduction-rate 0.5] [--arch base] ...
     python tools/analysis_tools/benchmark.py --trained CONFIG CHECKPOINT [CONFIG CHECKPOINT ...]
         [--batch-sizes 64] [--runs 5] [--threads N] [--device ...] [--amp ...] [--json OUT]
@@ -22,6 +23,13 @@ becomes speed); on the CPU also by process CPU time (steadier on a shared
 machine, with ``--threads 1``). FLOPs and activation rates are those of the
 fp32 forward.
 
+Clips (``--frames T``): the same comparison on video models
+(:class:`~mmvitdyn.benchmark.ClipClassifier`: every frame through the ViT,
+attentive pooling over the tokens of all frames, a 400-way head) fed random
+clips (B, 3, T, H, W); batch sizes count clips, rows give ``clips_per_s``,
+FLOPs are per clip (DyT: each frame at its active tokens; gates calibrated
+over all frames of the batch).
+
 Token reduction (``--reduction``): instead of the dispatch variants, one
 row per entry of :data:`REDUCTION_METHODS` (DyT, its top-K ablation, ToMe,
 EViT, DynamicViT, DyT + ToMe; an entry is the backbone config that differs
@@ -35,7 +43,8 @@ Trained models (``--trained``): each config's model with its checkpoint,
 built as the Runner builds it, timed side by side in the same way on the
 first images of its validation set (a batch of each ``--batch-sizes``), the
 first model being the baseline of the speed-up; FLOPs per image are counted
-on the same images (DyT: at the tokens each image ran).
+on the same images (DyT: at the tokens each image ran). Video configs
+(mmaction2) are timed on their validation clips, per clip.
 
 Backends (``--backends``, default ``eager``): every model is timed under
 each backend named, all in the same interleaved rounds: ``eager`` (PyTorch),
@@ -66,8 +75,8 @@ from torch import nn
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
-from mmvitdyn.benchmark import (comparison_rows, format_table, iqr, ratio_of_medians,
-                                run_conditions, time_interleaved, write_report)
+from mmvitdyn.benchmark import (ClipClassifier, comparison_rows, format_table, iqr,
+                                ratio_of_medians, run_conditions, time_interleaved, write_report)
 from mmvitdyn.checkpoint import trusted_checkpoints, trusted_names
 from mmvitdyn.cli import add_timing_options, add_trust_option, parse_timing_options
 from mmvitdyn.deployment import OnnxRuntimeModel, compile_model, export_onnx
@@ -107,6 +116,10 @@ def parse_args(argv=None):
         help='torch intra-op threads (default: the CPUs available)')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument(
+        '--frames',
+        type=int,
+        help='time video models on clips of this many frames (batch sizes count clips)')
+    parser.add_argument(
         '--reduction',
         action='store_true',
         help='time the token-reduction methods (REDUCTION_METHODS) against AdaptFormer')
@@ -138,32 +151,46 @@ def parse_args(argv=None):
         parser.error(f'--trained takes pairs of CONFIG CHECKPOINT, got {len(args.trained)} '
                      f'paths: {args.trained}')
     args.mode = 'trained' if args.trained else 'reduction' if args.reduction else 'inference'
+    if args.frames is not None and (args.frames < 1 or args.mode != 'inference'):
+        parser.error(f'--frames {args.frames}: a number of frames >= 1, for the dispatch '
+                     'comparison (not with --reduction or --trained)')
     args.batch_sizes = args.batch_sizes or DEFAULT_BATCH_SIZES[args.mode]
     parse_timing_options(parser, args)
+    if 'onnx' in args.backends and args.frames is not None:
+        parser.error('--backends onnx exports image models; --frames times eager or compile')
     if 'onnx' in args.backends and (args.device.type != 'cpu' or args.amp is not None):
         parser.error(f'--backends onnx runs ONNX Runtime on the CPU in fp32: it needs --device '
                      f'cpu and no --amp (got --device {args.device}, --amp {args.amp})')
     return parser, args
 
 
-def build_backbone(args, dispatch) -> DyTViT:
-    return DyTViT(
+def build_backbone(args, dispatch) -> nn.Module:
+    """The ViT of ``--arch`` with ``dispatch``, or with ``--frames`` the video model
+    around it."""
+    vit = dict(
         arch=args.arch,
         img_size=args.img_size,
         patch_size=args.patch_size,
         dispatch=dispatch,
         adapter_cfg=dict(bottleneck=args.adapter_dim))
+    return DyTViT(**vit) if args.frames is None else ClipClassifier(dict(type='DyTViT', **vit))
+
+
+def random_inputs(args, batch: int) -> torch.Tensor:
+    """A batch of random images (B, 3, H, W), or with ``--frames`` clips (B, 3, T, H, W)."""
+    frames = () if args.frames is None else (args.frames, )
+    return torch.randn(batch, 3, *frames, args.img_size, args.img_size).to(args.device)
 
 
 class Setting(NamedTuple):
     name: str
     model: nn.Module
-    flops: float  # per image, mean over the batch
+    flops: float  # per input, mean over the batch
     rate: float  # activation rate measured in evaluation
-    inputs: torch.Tensor  # the batch it is timed on (B, 3, H, W)
+    inputs: torch.Tensor  # the batch it is timed on (B, 3, H, W), clips (B, 3, T, H, W)
 
 
-def settings_for_batch(args, dense: DyTViT, images: torch.Tensor) -> List[Setting]:
+def settings_for_batch(args, dense: nn.Module, images: torch.Tensor) -> List[Setting]:
     """Dense first, then every dispatch variant at every rate, calibrated on ``images``."""
     settings = [Setting('dense', dense, float(count_flops(dense, images[:1])), 1.0, images)]
     for dispatch in args.dispatch:
@@ -268,16 +295,20 @@ def time_rows(args, settings: List[Setting], backends: Backends) -> List[dict]:
         samples = time_interleaved(
             fns, args.runs, args.device, min_time=args.min_time, amp=args.amp)
     flops = {s.name: s.flops for s in settings}
+    clips = settings[0].inputs.dim() > 4  # (B, C, T, H, W); a recogniser's (B, views, C, T, H, W)
+    unit = 'clips' if clips else 'images'
     rows, eager_rows = [], {}
     for backend in args.backends:
         seconds = {s.name: samples[f'{s.name} [{backend}]'] for s in settings}
         backend_rows = comparison_rows(seconds, settings[0].name, settings[0].inputs.shape[0],
-                                       args.device, args.amp, flops)
+                                       args.device, args.amp, flops, unit)
         for row, s in zip(backend_rows, settings):
             row.update(backend=backend, act_rate=s.rate)
+            if clips:
+                row['frames'] = settings[0].inputs.shape[-3]
             if backend != 'eager' and 'eager' in args.backends:
-                row['vs_eager'] = ratio_of_medians(row['images_per_s'],
-                                                   eager_rows[s.name]['images_per_s'])
+                row['vs_eager'] = ratio_of_medians(row[f'{unit}_per_s'],
+                                                   eager_rows[s.name][f'{unit}_per_s'])
             rows.append(row)
             if backend == 'eager':
                 eager_rows[s.name] = row
@@ -298,11 +329,13 @@ def benchmark_inference(args, backends: Backends) -> List[dict]:
     dense = build_backbone(args, None).to(args.device).eval()
     rows = []
     for batch in args.batch_sizes:
-        images = torch.randn(batch, 3, args.img_size, args.img_size).to(args.device)
+        images = random_inputs(args, batch)
         rows += time_rows(args, settings_for_batch(args, dense, images), backends)
+    clips = '' if args.frames is None else (f', clips of {args.frames} frames (attentive '
+                                            'pooling, 400 classes)')
     print(f'ViT {args.arch}, {args.img_size}px, patch {args.patch_size}, adapter d='
-          f'{args.adapter_dim}; {run_conditions(args.device, args.amp, args.runs)} (speed-up: '
-          'over dense)')
+          f'{args.adapter_dim}{clips}; {run_conditions(args.device, args.amp, args.runs)} '
+          '(speed-up: over dense)')
     return rows
 
 
@@ -417,6 +450,12 @@ CPU_COLUMNS = [
     ('speed-up', 'cpu_speedup', '.3f'),
     ('/FLOP ratio', 'cpu_speedup_per_flop_ratio', '.3f'),
 ]
+# With --frames: the clips' columns in place of the images' (by header).
+CLIP_COLUMNS = {
+    'img/s': ('clips/s', 'clips_per_s.median', '.2f'),
+    'img/s q1-q3': ('clips/s q1-q3', iqr('clips_per_s', '.2f'), 's'),
+    '| CPU-time img/s': ('| CPU-time clips/s', 'cpu_clips_per_s.median', '.2f'),
+}
 BENCHMARKS = dict(
     inference=benchmark_inference, reduction=benchmark_reduction, trained=benchmark_trained)
 
@@ -428,6 +467,8 @@ def main(argv=None):
             tempfile.TemporaryDirectory() as onnx_dir:
         rows = BENCHMARKS[args.mode](args, Backends(args.threads, onnx_dir))
     columns = COLUMNS + (CPU_COLUMNS if args.device.type == 'cpu' else [])
+    if rows and 'clips_per_s' in rows[0]:
+        columns = [CLIP_COLUMNS.get(column[0], column) for column in columns]
     if args.mode != 'reduction':
         columns = [c for c in columns if c[1] != 'tome_r']
     if args.backends == ['eager']:

@@ -11,6 +11,10 @@ DyT models (a DyTViT backbone that dispatches) cost what their active tokens
 cost, so they are counted per image over the first N images of the config's
 ``val_dataloader`` and the mean is reported, with the activation rate and the
 ratio to the dense count (every token through every block part).
+Video recognisers (mmaction2) are counted per clip, on the validation clips
+(all views of a sample, as the test pipeline makes them): every frame
+through the ViT (DyT: each frame at its active tokens) plus the head's
+pooling over the tokens of all frames; ``--shape`` resizes the frames.
 Token reductions (ToMe, EViT) are counted at the token counts each block
 runs; ToMe applies to a trained DyT checkpoint at test time, e.g.
 ``--cfg-options model.backbone.token_reduction.type=ToMe
@@ -33,7 +37,7 @@ from mmengine.config import DictAction
 from mmengine.utils import ProgressBar
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_params, find_dyt_backbone,
-                               flop_analyzer, part_rates, val_images)
+                               flop_analyzer, is_recognizer, part_rates, val_images)
 from mmvitdyn.apis import init_model
 from mmvitdyn.checkpoint import is_dyt_param, is_local_path, trusted_checkpoints, trusted_names
 from mmvitdyn.cli import add_trust_option
@@ -85,41 +89,50 @@ def report_params(model: torch.nn.Module) -> dict:
     return figures
 
 
-def static_report(model: torch.nn.Module, shape: Tuple[int, int]) -> dict:
+def resized(inputs: torch.Tensor, shape: Tuple[int, int]) -> torch.Tensor:
+    """``inputs`` (..., C, H, W), images or the frames of clips, resized to ``shape``."""
+    frames = inputs.reshape(-1, *inputs.shape[-3:])
+    frames = F.interpolate(frames, size=shape, mode='bilinear', align_corners=False)
+    return frames.reshape(*inputs.shape[:-2], *shape)
+
+
+def static_report(model: torch.nn.Module, example: torch.Tensor) -> dict:
+    """Figures of a model without dispatch on ``example``, one input (1, ...)."""
     with torch.no_grad():
-        analyzer = flop_analyzer(TensorForward(model), (torch.zeros(1, 3, *shape), ))
+        analyzer = flop_analyzer(TensorForward(model), (example, ))
         flops = analyzer.total()
-    print(f'Input shape:      (3, {shape[0]}, {shape[1]})')
+    print(f'Input shape:      {tuple(example.shape[1:])}')
     print(f'FLOPs:            {flops / 1e9:.4f} G')
     params = report_params(model)
     uncounted = ', '.join(sorted(analyzer.unsupported_ops()))
     print(f'Uncounted ops:    {uncounted or "-"} (no multiply-adds by the fvcore convention)')
-    return dict(input_shape=[3, *shape], flops=flops, **params)
+    return dict(input_shape=list(example.shape[1:]), flops=flops, **params)
 
 
 def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tuple[int,
                                                                                    int]]) -> dict:
     traced = TensorForward(model)
     counter, flops, rates = None, [], []
+    unit = 'clip' if is_recognizer(model) else 'image'
     progress = ProgressBar(num_images)
     with torch.no_grad():
         for inputs in val_images(cfg, model, num_images):
             if shape is not None:
-                inputs = F.interpolate(inputs, size=shape, mode='bilinear', align_corners=False)
+                inputs = resized(inputs, shape)
             if counter is None:
                 counter = DyTFlopCounter(traced, inputs[:1])
             traced(inputs)
             masks = counter.backbone.dispatch_masks()
             flops.append(counter(masks))
-            names, batch_rates = part_rates(masks)
-            rates.append(batch_rates)
+            names, frame_rates = part_rates(masks)  # (P, B * frames): per input below
+            rates.append(frame_rates.reshape(len(names), inputs.shape[0], -1).mean(2))
             for _ in range(inputs.shape[0]):
                 progress.update()
     flops, rates = torch.cat(flops), torch.cat(rates, dim=1)
     print(f'\nInput shape:      {tuple(inputs.shape[1:])}')
     print(f'Dense FLOPs:      {counter.static_flops / 1e9:.4f} G (every token active)')
-    print(f'DyT FLOPs:        {flops.mean() / 1e9:.4f} G per image, mean over {len(flops)} '
-          f'val images (min {flops.min() / 1e9:.4f}, max {flops.max() / 1e9:.4f})')
+    print(f'DyT FLOPs:        {flops.mean() / 1e9:.4f} G per {unit}, mean over {len(flops)} '
+          f'val {unit}s (min {flops.min() / 1e9:.4f}, max {flops.max() / 1e9:.4f})')
     print(f'DyT / dense:      {float(flops.mean()) / counter.static_flops:.4f}')
     print(f'Activation rate:  {rates.mean():.4f}')
     per_part = '  '.join(f'{name}={rate:.2f}' for name, rate in zip(names, rates.mean(1).tolist()))
@@ -127,6 +140,7 @@ def dyt_report(cfg, model: torch.nn.Module, num_images: int, shape: Optional[Tup
     params = report_params(model)
     return dict(
         input_shape=list(inputs.shape[1:]),
+        per=unit,
         dense_flops=counter.static_flops,
         flops=float(flops.mean()),
         flops_per_image=flops.tolist(),
@@ -158,13 +172,17 @@ def main(argv=None):
         shape = tuple(args.shape) if args.shape else None
         backbone = find_dyt_backbone(model)
         print(f'Config:           {args.config}')
-        if backbone is not None and backbone.dispatch is not None:
-            try:
+        try:
+            if backbone is not None and backbone.dispatch is not None:
                 figures = dyt_report(cfg, model, args.num_images, shape)
-            except FileNotFoundError as err:
-                parser.error(f'DyT FLOPs are counted on validation images: {err}')
-        else:
-            figures = static_report(model, shape or input_size(model))
+            elif is_recognizer(model):  # clips of the validation set's shape
+                example = next(val_images(cfg, model, 1))[:1]
+                figures = static_report(model,
+                                        example if shape is None else resized(example, shape))
+            else:
+                figures = static_report(model, torch.zeros(1, 3, *(shape or input_size(model))))
+        except FileNotFoundError as err:
+            parser.error(f'these FLOPs are counted on validation inputs: {err}')
         if args.out:
             dump_json_atomically(
                 dict(config=args.config, checkpoint=args.checkpoint, **figures), args.out, inputs)

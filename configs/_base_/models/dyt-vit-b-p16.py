@@ -1,51 +1,12 @@
-# DyT on ViT-B/16 at 224 (14x14 patches + class token), the paper's default:
-# the ImageNet-21k ViT frozen, MLP dispatch at target rate r = 0.5, an adapter
-# with d = 64, s = 0.1 in every block (the full-data setting; VTAB-1K
-# configs override d = 16, s = 1.0), and a new linear head.
-#
-# The pretrained weights are those of the official DyT code, timm's
-# jx_vit_base_patch16_224_in21k-e5005f0a.pth (Google's original in21k
-# ViT-B_16.npz). init_cfg reads timm .pth, Google .npz, mmpretrain and
-# official DyT checkpoints directly; converting once gives a plain
-# mmvitdyn file and prints the architecture it holds:
-#   python tools/model_converters/timm2mmvitdyn.py \
-#       jx_vit_base_patch16_224_in21k-e5005f0a.pth checkpoints/vit-base-p16_in21k.pth
-# (or ViT-B_16.npz, or an AugReg in21k .npz, as SRC).
-#
-# Input normalisation belongs to that checkpoint: Google's in21k ViT expects
-# RGB pixels mapped to [-1, 1], mean = std = 127.5 (the public DyT scripts'
-# IMAGENET_INCEPTION_MEAN/STD). It sits inside ``model``: the Runner and
-# mmvitdyn.apis.init_model use a config's top-level ``data_preprocessor`` (a
-# data set base's statistics) only for a model without its own, so no data
-# set base can replace it. A data set whose loader gives RGB already (e.g.
-# mmpretrain's CIFAR) sets ``model.data_preprocessor.to_rgb=False``.
-custom_imports = dict(imports=['mmvitdyn'], allow_failed_imports=False)
+# DyT on ViT-B/16 at 224, the paper's default: the AdaptFormer model of
+# adaptformer-vit-b-p16.py (the ImageNet-21k ViT of vit-b-p16.py frozen, with
+# its weights and input normalisation, an adapter with d = 64, s = 0.1 in every
+# block: the full-data setting; VTAB-1K configs override d = 16, s = 1.0) with
+# MLP dispatch at target rate r = 0.5 in every block, trained with DyT's loss.
+_base_ = ['./adaptformer-vit-b-p16.py']
 model = dict(
-    type='DyTImageClassifier',
-    data_preprocessor=dict(
-        type='ClsDataPreprocessor', mean=[127.5] * 3, std=[127.5] * 3, to_rgb=True),
     # L = CE(dynamic) + CE(complete) + KL(complete || dynamic) + 2 * L_rate
     complete_loss=True,
     distill_loss=True,
     rate_loss_weight=2.0,
-    backbone=dict(
-        type='DyTViT',
-        arch='base',
-        img_size=224,
-        patch_size=16,
-        drop_path_rate=0.0,  # the public scripts' --drop_path 0.0 (VTAB-1K and full data)
-        out_type='cls_token',
-        dispatch='mlp',
-        target_rate=0.5,
-        adapter_cfg=dict(bottleneck=64, scale=0.1, dropout=0.1, num_experts=1),
-        freeze_pretrained=True,
-        init_cfg=dict(
-            type='Pretrained', checkpoint='checkpoints/vit-base-p16_in21k.pth', prefix=None)),
-    neck=None,
-    head=dict(
-        type='LinearClsHead',
-        num_classes=1000,
-        in_channels=768,
-        loss=dict(type='CrossEntropyLoss', loss_weight=1.0),
-        # re-initialised as the public scripts do (trunc-normal std 0.01, after MoCo v3)
-        init_cfg=dict(type='TruncNormal', layer='Linear', std=0.01)))
+    backbone=dict(type='DyTViT', dispatch='mlp', target_rate=0.5))

@@ -4,7 +4,8 @@
 # stride-16 map out. Neck: ViTDet's simple feature pyramid (strides 4..64) with
 # LayerNorm; heads: 2-conv RPN, 4conv1fc box head and mask head with
 # LayerNorm, as ViTDet. The DyT, AdaptFormer and full fine-tuning configs
-# start from it (mask-rcnn_dyt-vitdet-b-d128_simple-fpn.py tunes it with DyT).
+# start from it (mask-rcnn_adaptformer-vitdet-b-d128_simple-fpn.py tunes it
+# with AdaptFormer, mask-rcnn_dyt-vitdet-b-d128_simple-fpn.py that with DyT).
 #
 # Weights: the ImageNet-21k ViT-B/16 the DyT paper uses, converted once
 #   python tools/model_converters/timm2mmvitdyn.py \

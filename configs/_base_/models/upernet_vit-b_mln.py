@@ -3,8 +3,8 @@
 # 0.4) with the backbone replaced by our ViT: global attention with the class
 # token, position embedding interpolated from the 224 grid; the outputs of
 # blocks 3, 5, 7, 11 as (B, 768, h, w) maps. The DyT, AdaptFormer and full
-# fine-tuning configs start from it (upernet_dyt-vit-b-d64_mln.py tunes it
-# with DyT).
+# fine-tuning configs start from it (upernet_adaptformer-vit-b-d64_mln.py
+# tunes it with AdaptFormer, upernet_dyt-vit-b-d64_mln.py that with DyT).
 #
 # Weights: the ImageNet-21k ViT-B/16, converted once
 #   python tools/model_converters/timm2mmvitdyn.py \

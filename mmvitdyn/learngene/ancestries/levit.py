@@ -1,5 +1,5 @@
 """The LeViT ancestry family (mmpretrain's ``LeViT``): its MAD recorder, condense and extract
-steps; stem and subsample attentions are kept whole."""
+steps (stem and subsample attentions kept whole), and the Heuristic- / Auto-Learngene blocks."""
 import math
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -10,8 +10,9 @@ from mmpretrain.models import LeViT
 from mmpretrain.models.backbones.levit import MLP, Attention, AttentionSubsample
 from torch import nn
 
-from ..artefacts.levit import (HEAD_AXES, MLP_KEYS, LeViTLayer, LeViTLearngene, LeViTStage,
-                               split_heads)
+from ..artefacts.block import learngene_blocks
+from ..artefacts.levit import (HEAD_AXES, MLP_KEYS, LeViTBlockLearngene, LeViTLayer, LeViTLearngene,
+                               LeViTStage, block_positions, split_heads)
 from ..attention_distance import attention_distance, patch_distances
 from ..ffn_grouping import Groups
 from ..file_format import Tensors
@@ -259,6 +260,37 @@ class LeViTAncestry(StagedAncestry):
                     **downsample))
         learngene = LeViTLearngene(ancestry, dict(settings or {}, centroid=centroid),
                                    floating_state(backbone.patch_embed), stages)
+        learngene.validate()
+        return learngene
+
+    @torch.no_grad()
+    def extract_blocks(self, method: str, settings: Optional[dict] = None) -> LeViTBlockLearngene:
+        """The Heuristic- or Auto-Learngene learngene (``method``): the attention blocks
+        :func:`~..artefacts.block.learngene_blocks` names over the blocks of all stages in order,
+        whole with their MLPs, and the stem and subsample attentions (with their MLPs)."""
+        backbone = self.backbone
+        ancestry = self.describe()
+        layouts = [stage_layout(stage) for stage in backbone.stages]
+        positions = block_positions(ancestry['depths'])
+        layers = learngene_blocks(method, len(positions))
+        blocks = []
+        for s, b in (positions[layer] for layer in layers):
+            attn, mlp = layouts[s].blocks[b]
+            blocks.append(
+                dict(
+                    attn=floating_state(backbone.stages[s][attn].block),
+                    mlp=floating_state(backbone.stages[s][mlp].block)))
+        downsamples = [
+            {} if layout.downsample is None else floating_state(stage[layout.downsample[0]])
+            for stage, layout in zip(backbone.stages, layouts)
+        ]
+        downsample_mlps = [
+            {} if layout.downsample is None else floating_state(stage[layout.downsample[1]].block)
+            for stage, layout in zip(backbone.stages, layouts)
+        ]
+        learngene = LeViTBlockLearngene(method, ancestry, tuple(layers), blocks,
+                                        floating_state(backbone.patch_embed), downsamples,
+                                        downsample_mlps, dict(settings or {}))
         learngene.validate()
         return learngene
 

@@ -1,6 +1,6 @@
-"""The Cluster-Learngene learngene of a LeViT ancestry (mmpretrain's ``LeViT``): per stage
-its condensed attention blocks (with BatchNorm channels and statistics), FFN groups and
-subsample attention; the convolutional stem."""
+"""The learngenes of a LeViT ancestry (mmpretrain's ``LeViT``): Cluster-Learngene's (per stage
+its condensed attention blocks, with BatchNorm channels and statistics, FFN groups and subsample
+attention; the convolutional stem) and the Heuristic- / Auto-Learngene baselines' (whole blocks)."""
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, Optional, Tuple
 
@@ -9,6 +9,7 @@ import torch
 from ..file_format import (LearngeneFile, Tensors, expect_int, expect_tensor, expect_type, require,
                            validate_settings)
 from ..head_clustering import HeadCluster
+from .block import block_sources, learngene_blocks
 from .layers import (FFNGroup, StagedLearngene, expect_stage_lists, validate_clusters,
                      validate_ffn_groups)
 
@@ -147,7 +148,7 @@ class LeViTLearngene(StagedLearngene, LearngeneFile):
     def validate(self) -> None:
         """Check everything inheritance reads; ``ValueError`` names the field."""
         validate_settings(self.settings)
-        a = self._validate_ancestry()
+        a = validate_ancestry(self.ancestry)
         _expect_state(self.embeddings, 'embeddings')
         for where, s, stage in self.validate_stages():
             c, heads, depth = a['embed_dims'][s], a['num_heads'][s], a['depths'][s]
@@ -178,16 +179,18 @@ class LeViTLearngene(StagedLearngene, LearngeneFile):
             expect_tensor(stage.downsample_mad, f'{where}.downsample_mad',
                           (downsample_heads(a, s), ))
 
-    def _validate_ancestry(self) -> dict:
-        expect_type(self.ancestry, dict, 'ancestry')
-        a = self.ancestry
-        for key in PER_STAGE_KEYS + INT_KEYS:
-            if key not in a:
-                raise ValueError(f'learngene ancestry.{key} is missing')
-        for key in INT_KEYS:
-            expect_int(a[key], f'ancestry.{key}', minimum=1)
-        expect_stage_lists(a, PER_STAGE_KEYS)
-        return a
+
+def validate_ancestry(ancestry) -> dict:
+    """The ``ancestry`` entry of a LeViT learngene, checked (:data:`PER_STAGE_KEYS`,
+    :data:`INT_KEYS`)."""
+    expect_type(ancestry, dict, 'ancestry')
+    for key in PER_STAGE_KEYS + INT_KEYS:
+        if key not in ancestry:
+            raise ValueError(f'learngene ancestry.{key} is missing')
+    for key in INT_KEYS:
+        expect_int(ancestry[key], f'ancestry.{key}', minimum=1)
+    expect_stage_lists(ancestry, PER_STAGE_KEYS)
+    return ancestry
 
 
 def _expect_state(state, where: str) -> None:
@@ -198,3 +201,135 @@ def _expect_state(state, where: str) -> None:
     for key, value in state.items():
         expect_type(value, torch.Tensor, f'{where}.{key}')
         expect_tensor(value, f'{where}.{key}', (None, ) * value.dim())
+
+
+def block_positions(depths: List[int]) -> List[Tuple[int, int]]:
+    """(stage, block in the stage) of every attention block of a LeViT with these ``depths``,
+    numbered over all stages in order."""
+    return [(s, b) for s, depth in enumerate(depths) for b in range(depth)]
+
+
+def attention_shapes(ancestry: dict, stage: int) -> Dict[str, Tuple[int, ...]]:
+    """Key -> shape of the whole state of an attention block of ``stage`` (all its heads)."""
+    shapes = {}
+    for key, shape in head_shapes(ancestry, stage).items():
+        merged = list(shape)
+        merged[HEAD_AXES[key]] *= ancestry['num_heads'][stage]
+        shapes[key] = tuple(merged)
+    shapes.update({f'proj.1.bn.{key}': (ancestry['embed_dims'][stage], ) for key in BN_KEYS})
+    return shapes
+
+
+@dataclass
+class LeViTBlockLearngene(LearngeneFile):
+    """Whole attention blocks of a LeViT ancestry with their MLPs, its stem and subsample
+    attentions: the Heuristic- or Auto-Learngene learngene of a LeViT.
+
+    Args:
+        method (str): 'heuristic' or 'auto'.
+        ancestry (dict): See ``LeViTAncestry.describe``.
+        layers (tuple[int]): The ancestry block (see :func:`block_positions`) each of ``blocks``
+            is.
+        blocks (list[dict]): Per block ``attn`` and ``mlp``, the states of the attention and of
+            its MLP (BatchNorm statistics included).
+        embeddings (dict): The state of the convolutional stem.
+        downsamples, downsample_mlps (list[dict]): Per stage the state of its subsample
+            attention and of that attention's MLP (empty for the first stage).
+        settings (dict): How it was made (recorded as is).
+    """
+    FILE_FORMAT: ClassVar[str] = 'mmvitdyn.levit_block_learngene'
+    FILE_VERSION: ClassVar[int] = 1
+    WRITER: ClassVar[str] = 'extract_baseline_learngene.py'
+
+    method: str
+    ancestry: dict
+    layers: Tuple[int, ...]
+    blocks: List[Dict[str, Tensors]]
+    embeddings: Tensors
+    downsamples: List[Tensors]
+    downsample_mlps: List[Tensors]
+    settings: dict = field(default_factory=dict)
+
+    def sources(self, depths: List[int]) -> List[List[Optional[int]]]:
+        """Per stage of a descendant with ``depths``, the learngene block of each block (None:
+        random): :func:`~.block.block_sources` over the blocks of all stages in order.
+
+        Raises:
+            ValueError: A block would land in another stage than its ancestry block's.
+        """
+        flat = block_sources(self.method, len(self.blocks), sum(depths))
+        ancestry_stage = [s for s, _ in block_positions(self.ancestry['depths'])]
+        for (s, _), source in zip(block_positions(depths), flat):
+            if source is not None and ancestry_stage[self.layers[source]] != s:
+                layer = self.layers[source]
+                raise ValueError(
+                    f'depths={depths}: the {self.method} learngene would put ancestry block '
+                    f'{layer} (of stage {ancestry_stage[layer]}) in stage {s}; a block keeps its '
+                    f"stage (ancestry depths {self.ancestry['depths']})")
+        starts = [sum(depths[:s]) for s in range(len(depths))]
+        return [flat[start:start + depth] for start, depth in zip(starts, depths)]
+
+    def num_parameters(self) -> int:
+        """Parameters the descendants inherit (BatchNorm statistics apart)."""
+        states = [self.embeddings, *self.downsamples, *self.downsample_mlps]
+        states += [state for block in self.blocks for state in block.values()]
+        return sum(t.numel() for state in states for key, t in state.items()
+                   if not is_statistic(key))
+
+    def summary(self) -> str:
+        a = self.ancestry
+        return (f'{self.method} learngene of a LeViT (widths {a["embed_dims"]}, depths '
+                f'{a["depths"]}): ancestry blocks {list(self.layers)} of '
+                f'{len(block_positions(a["depths"]))}, stem and subsample attentions; '
+                f'{self.num_parameters() / 1e6:.3f}M parameters')
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first missing, mistyped or mis-shaped field."""
+        expect_type(self.method, str, 'method')
+        a = validate_ancestry(self.ancestry)
+        positions = block_positions(a['depths'])
+        expected = tuple(learngene_blocks(self.method, len(positions)))
+        expect_type(self.layers, tuple, 'layers')
+        if self.layers != expected:
+            raise ValueError(f'learngene layers={list(self.layers)}; the {self.method} learngene '
+                             f'of a LeViT of {len(positions)} blocks holds blocks {list(expected)}')
+        expect_type(self.blocks, list, 'blocks')
+        if len(self.blocks) != len(self.layers):
+            raise ValueError(f'learngene has {len(self.blocks)} blocks for layers '
+                             f'{list(self.layers)}')
+        for index, (block, layer) in enumerate(zip(self.blocks, self.layers)):
+            s = positions[layer][0]
+            c = a['embed_dims'][s]
+            expect_type(block, dict, f'blocks[{index}]')
+            for part, shapes in (('attn', attention_shapes(a, s)),
+                                 ('mlp', mlp_shapes(c, c * a['mlp_ratio']))):
+                state = require(block, part, f'blocks[{index}]')
+                expect_type(state, dict, f'blocks[{index}].{part}')
+                for key, shape in shapes.items():
+                    expect_tensor(
+                        require(state, key, f'blocks[{index}].{part}'),
+                        f'blocks[{index}].{part}.{key}', shape)
+        _expect_state(self.embeddings, 'embeddings')
+        for name in ('downsamples', 'downsample_mlps'):
+            states = getattr(self, name)
+            expect_type(states, list, name)
+            if len(states) != len(a['depths']):
+                raise ValueError(f'learngene {name} has {len(states)} entries for '
+                                 f"{len(a['depths'])} stages")
+            if states[0]:
+                raise ValueError(f'learngene {name}[0] is not empty; LeViT has no subsample '
+                                 'attention before its first stage')
+            for s, state in enumerate(states[1:], 1):
+                _expect_state(state, f'{name}[{s}]')
+        validate_settings(self.settings)
+
+    @classmethod
+    def decode_field(cls, name: str, value):
+        return tuple(value) if name == 'layers' and isinstance(value, list) else value
+
+    def encode_field(self, name: str, value):
+        if name == 'layers':
+            return list(value)
+        if name == 'blocks':
+            return [{part: dict(state) for part, state in block.items()} for block in value]
+        return super().encode_field(name, value)

@@ -1,5 +1,5 @@
-"""The LeViT descendant of Cluster-Learngene: ``LearngeneLeViT``."""
-from typing import Dict, List, Sequence, Tuple
+"""The LeViT descendant of Cluster-Learngene and its block baselines: ``LearngeneLeViT``."""
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine.logging import MMLogger
@@ -9,13 +9,21 @@ from mmpretrain.models import LeViT
 from ...checkpoint import loads_checkpoint
 from ...utils import check_int
 from ..ancestries.levit import HSWISH, stage_layout
-from ..artefacts.levit import HEAD_AXES, LeViTLayer, LeViTLearngene, merge_heads
+from ..artefacts.levit import (HEAD_AXES, LeViTBlockLearngene, LeViTLayer, LeViTLearngene,
+                               merge_heads)
 from ..file_format import Tensors
 from ..inheritance import (check_built_from, copy_state, copy_tensors, head_assignment,
                            heads_per_layer, layer_sources)
 from .inheritance_record import InheritanceRecord
 
 DESCENDANT_ARCH_KEYS = ('num_heads', 'omega', 'depths')
+# init_mode -> the learngene file it reads.
+INIT_MODES = {
+    'cluster': LeViTLearngene,
+    'heuristic': LeViTBlockLearngene,
+    'auto': LeViTBlockLearngene
+}
+AnyLeViTLearngene = Union[LeViTLearngene, LeViTBlockLearngene]
 
 
 class LeViTArch(dict):
@@ -81,13 +89,16 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
         learngene (str): Path of the LeViT learngene file.
         arch (dict): ``num_heads`` or ``omega`` (H_a / H_d), and ``depths``: each one value or
             one per stage. Defaults to the ancestry's heads and depths.
+        init_mode (str): 'cluster' (a Cluster-Learngene file), or 'heuristic' / 'auto' (a
+            block learngene: whole blocks of the ancestry's heads, the others random). Defaults
+            to 'cluster'.
         **kwargs: Other arguments of ``LeViT`` (``out_indices``, ``drop_path_rate``,
             ``init_cfg``); ``img_size``, ``patch_size``, ``attn_ratio``, ``mlp_ratio`` and
             ``act_cfg`` default to the ancestry's and may not differ; ``deploy`` is refused.
     """
 
-    def __init__(self, learngene: str, arch: dict = dict(), **kwargs):
-        meta = LeViTLearngene.load(learngene, mmap=True)
+    def __init__(self, learngene: str, arch: dict = dict(), init_mode: str = 'cluster', **kwargs):
+        meta = self._load_learngene(learngene, init_mode, mmap=True)
         a = meta.ancestry
         if kwargs.pop('deploy', False):
             raise ValueError('deploy=True: a descendant inherits LeViT before its BatchNorms are '
@@ -104,19 +115,44 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
                 raise ValueError(f"{key}={given!r} differs from the learngene's {value!r} "
                                  f'({learngene})')
         heads, depths = descendant_stages(arch, a)
+        if init_mode != 'cluster' and heads != a['num_heads']:
+            raise ValueError(f"init_mode={init_mode!r} inherits whole blocks of {a['num_heads']} "
+                             f'heads per stage; arch gives {heads} (keep the learngene\'s)')
         super().__init__(
             arch=levit_arch(a['embed_dims'], heads, depths, a['key_dims']), **fixed, **kwargs)
         self.learngene_path = learngene
+        self.init_mode = init_mode
         self.heads = heads
-        # Learngene block of every block, and centroid (priority rank) of
-        # every head, per stage.
-        self.sources = [layer_sources(old, new) for old, new in zip(a['depths'], depths)]
+        # Learngene block of every block (None: random), and centroid
+        # (priority rank) of every head, per stage.
+        self.sources = self._sources(meta, depths)
         self.assignments = self._assignments(meta)
         # Parameter name -> size, for what the learngene initialised.
         self.inherited: Dict[str, int] = {}
         self._register_load_state_dict_pre_hook(self.forget_loaded)
 
-    def _assignments(self, learngene: LeViTLearngene) -> List[List[List[int]]]:
+    @staticmethod
+    def _load_learngene(path: str, init_mode: str, mmap: bool = False) -> AnyLeViTLearngene:
+        """The learngene of ``init_mode`` read from ``path``."""
+        if init_mode not in INIT_MODES:
+            raise ValueError(f'init_mode={init_mode!r} is not one of {list(INIT_MODES)}')
+        learngene = INIT_MODES[init_mode].load(path, mmap=mmap)
+        if init_mode != 'cluster' and learngene.method != init_mode:
+            raise ValueError(f"init_mode={init_mode!r} needs a {init_mode} learngene; {path} is "
+                             f"the {learngene.method} learngene")
+        return learngene
+
+    def _sources(self, learngene: AnyLeViTLearngene,
+                 depths: Sequence[int]) -> List[List[Optional[int]]]:
+        if self.init_mode == 'cluster':
+            return [
+                layer_sources(old, new) for old, new in zip(learngene.ancestry['depths'], depths)
+            ]
+        return learngene.sources(list(depths))
+
+    def _assignments(self, learngene: AnyLeViTLearngene) -> List[List[List[int]]]:
+        if self.init_mode != 'cluster':  # whole blocks
+            return [[list(range(h))] * len(sources) for sources, h in zip(self.sources, self.heads)]
         return [[head_assignment(counts[source], h) for source in sources]
                 for counts, sources, h in zip(learngene.num_centroids, self.sources, self.heads)]
 
@@ -125,43 +161,68 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
         loaded; logs T-/I-Params."""
         super().init_weights()
         if not loads_checkpoint(self.init_cfg):
-            self.inherit_from(LeViTLearngene.load(self.learngene_path))
+            self.inherit_from(self._load_learngene(self.learngene_path, self.init_mode))
         counts = self.parameter_counts()
         MMLogger.get_current_instance().info(
-            f'{type(self).__name__} from {self.learngene_path}: heads per stage {self.heads}, '
-            f'depths {self.depths}; T-Params {counts["t_params"] / 1e6:.3f}M, I-Params '
-            f'{counts["i_params"] / 1e6:.3f}M')
+            f'{type(self).__name__} ({self.init_mode}) from {self.learngene_path}: heads per '
+            f'stage {self.heads}, depths {self.depths}, learngene blocks {self.sources}; '
+            f'T-Params {counts["t_params"] / 1e6:.3f}M, I-Params {counts["i_params"] / 1e6:.3f}M')
 
     @torch.no_grad()
-    def inherit_from(self, learngene: LeViTLearngene) -> None:
+    def inherit_from(self, learngene: AnyLeViTLearngene) -> None:
         """Copy the learngene in; record in :attr:`inherited` every parameter it set.
 
         Raises:
             ValueError: The learngene lacks or mis-shapes something (named), or has other centroid
-                counts than the one it was built from.
+                counts (blocks) than the one it was built from.
         """
         learngene.validate()
-        check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
-                         {'heads from centroids': self._assignments(learngene)})
+        if self.init_mode == 'cluster':
+            check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
+                             {'heads from centroids': self._assignments(learngene)})
+        else:
+            check_built_from(self, self.learngene_path, {'learngene blocks': self.sources},
+                             {'learngene blocks': self._sources(learngene, self.depths)})
         inherited: Dict[str, int] = {}
         copy_state(self.patch_embed, learngene.embeddings, 'patch_embed', 'embeddings', inherited)
-        for s, (stage, condensed) in enumerate(zip(self.stages, learngene.stages)):
+        for s, stage in enumerate(self.stages):
             layout = stage_layout(stage)
             if layout.downsample is not None:
                 attn, mlp = layout.downsample
-                copy_state(stage[attn], condensed.downsample, f'stages.{s}.{attn}',
-                           f'stages[{s}].downsample', inherited)
-                copy_state(stage[mlp].block, condensed.downsample_mlp, f'stages.{s}.{mlp}.block',
-                           f'stages[{s}].downsample_mlp', inherited)
+                (attn_state, attn_field), (mlp_state, mlp_field) = downsample_states(learngene, s)
+                copy_state(stage[attn], attn_state, f'stages.{s}.{attn}', attn_field, inherited)
+                copy_state(stage[mlp].block, mlp_state, f'stages.{s}.{mlp}.block', mlp_field,
+                           inherited)
             for (attn, mlp), source, assignment in zip(layout.blocks, self.sources[s],
                                                        self.assignments[s]):
-                copy_tensors(stage[attn].block, head_tensors(condensed.layers[source], assignment),
-                             f'stages.{s}.{attn}.block', inherited)
-                group = condensed.group_of(source)
-                copy_state(stage[mlp].block, condensed.ffn_groups[group].weights,
-                           f'stages.{s}.{mlp}.block', f'stages[{s}].ffn_groups[{group}]', inherited)
+                if source is None:
+                    continue
+                if self.init_mode == 'cluster':
+                    condensed = learngene.stages[s]
+                    copy_tensors(stage[attn].block,
+                                 head_tensors(condensed.layers[source], assignment),
+                                 f'stages.{s}.{attn}.block', inherited)
+                    group = condensed.group_of(source)
+                    mlp_state = condensed.ffn_groups[group].weights
+                    mlp_field = f'stages[{s}].ffn_groups[{group}]'
+                else:
+                    copy_state(stage[attn].block, learngene.blocks[source]['attn'],
+                               f'stages.{s}.{attn}.block', f'blocks[{source}].attn', inherited)
+                    mlp_state, mlp_field = learngene.blocks[source]['mlp'], f'blocks[{source}].mlp'
+                copy_state(stage[mlp].block, mlp_state, f'stages.{s}.{mlp}.block', mlp_field,
+                           inherited)
         self.inherited = inherited
         self.train(self.training)  # LeViT's attentions cache their biases in eval mode
+
+
+def downsample_states(learngene: AnyLeViTLearngene, stage: int) -> Tuple[Tuple[Tensors, str], ...]:
+    """(state, learngene field) of the subsample attention before ``stage`` and of its MLP."""
+    if isinstance(learngene, LeViTBlockLearngene):
+        return ((learngene.downsamples[stage], f'downsamples[{stage}]'),
+                (learngene.downsample_mlps[stage], f'downsample_mlps[{stage}]'))
+    condensed = learngene.stages[stage]
+    return ((condensed.downsample, f'stages[{stage}].downsample'),
+            (condensed.downsample_mlp, f'stages[{stage}].downsample_mlp'))
 
 
 def head_tensors(layer: LeViTLayer, assignment: Sequence[int]) -> Tensors:

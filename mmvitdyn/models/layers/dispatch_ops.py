@@ -23,16 +23,22 @@ def masked_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
     return fn(x) * mask.unsqueeze(-1)
 
 
+def on_rows(fn: Callable[[torch.Tensor], torch.Tensor], rows: torch.Tensor) -> torch.Tensor:
+    """``fn`` on gathered rows (T, C) seen as one sequence (1, T, C) -> (T, C_out): exported,
+    its linears stay MatMul + Add as in the dense model (docs/benchmarks.md)."""
+    return fn(rows.unsqueeze(0)).squeeze(0)
+
+
 def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
                 mask: torch.Tensor) -> torch.Tensor:
-    """:func:`masked_rows` computing only the active rows: ``fn`` (T, C) ->
-    (T, C_out), x (B, N, C), mask (B, N) nonzero = active -> (B, N, C_out)."""
+    """:func:`masked_rows` computing only the active rows (:func:`on_rows`): x
+    (B, N, C), mask (B, N) nonzero = active -> (B, N, C_out)."""
     active = mask.flatten() != 0
     if every_token_active(active):
         return fn(x) * mask.unsqueeze(-1)
     b, n, c = x.shape
     index = active.nonzero().squeeze(1)
-    rows = fn(x.reshape(b * n, c).index_select(0, index))
+    rows = on_rows(fn, x.reshape(b * n, c).index_select(0, index))
     rows = rows * mask.flatten().index_select(0, index).unsqueeze(-1)
     out = rows.new_zeros(b * n, rows.shape[-1])
     return out.index_copy_(0, index, rows).view(b, n, -1)
@@ -84,7 +90,7 @@ def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> to
     b, n, c = x.shape
     heads, head_dim = attn.num_heads, attn.head_dim
     index = active.flatten().nonzero().squeeze(1)
-    qkv = attn.qkv(x.reshape(b * n, c).index_select(0, index))
+    qkv = on_rows(attn.qkv, x.reshape(b * n, c).index_select(0, index))
     lengths = active.sum(1)
     # Padded to >= 2 keys: traced (torch.compile, torch.export), a length that may be 1
     # would make the attention mask's broadcasting depend on the data.
@@ -96,6 +102,6 @@ def packed_attention(attn: Attention, x: torch.Tensor, mask: torch.Tensor) -> to
     q, k, v = padded.view(b, length, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
     valid = torch.arange(length, device=x.device) < lengths[:, None]
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=valid[:, None, None, :])
-    out = attn.proj(out.transpose(1, 2)[image, slot].reshape(-1, heads * head_dim))
+    out = on_rows(attn.proj, out.transpose(1, 2)[image, slot].reshape(-1, heads * head_dim))
     result = out.new_zeros(b * n, c)
     return result.index_copy_(0, index, out).view(b, n, c)

@@ -1,12 +1,12 @@
 """A DyT ViT applied to the frames of a clip, the frames' tokens joined."""
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Dict, Iterator, List, Optional, Union
 
 import torch
 from mmengine.model import BaseModule
 from mmengine.registry import MODELS
 
-from ..backbones import DynamicBackbone
+from ..backbones import DynamicBackbone, ViT
 
 
 @MODELS.register_module()
@@ -16,8 +16,9 @@ class DyTVideoViT(DynamicBackbone, BaseModule):
 
     Args:
         vit (dict): Config of the frame backbone (``type`` 'DyTViT' when not
-            given), a :class:`DynamicBackbone` with one output, the tokens
-            (``out_type='raw'`` when not given).
+            given) with one output, the tokens (``out_type='raw'`` when not
+            given): a :class:`DynamicBackbone`, or a plain ``ViT`` whose every
+            token runs every block (full fine-tuning).
         init_cfg (dict | list, optional): Initialisation of the whole model (e.g.
             ``Pretrained`` of a video checkpoint). Defaults to None.
     """
@@ -33,11 +34,12 @@ class DyTVideoViT(DynamicBackbone, BaseModule):
         if vit['out_type'] != 'raw':
             raise ValueError(f"vit.out_type={vit['out_type']!r}: the frames' tokens are joined "
                              "per clip, so the ViT must return them: out_type='raw'")
+        vit_class = MODELS.get(vit['type'])
+        if not (isinstance(vit_class, type) and issubclass(vit_class, ViT)):
+            raise ValueError(f"vit.type={vit['type']!r} is not a ViT: use ViT (full "
+                             'fine-tuning), AdapterViT (AdaptFormer), DyTViT or another ViT')
         self.vit = MODELS.build(vit)
-        if not isinstance(self.vit, DynamicBackbone):
-            raise ValueError(f"vit.type={vit['type']!r} is not a DynamicBackbone ViT; use "
-                             "DyTViT (its switches give AdaptFormer and full fine-tuning) or "
-                             'another DynamicBackbone')
+        self.dynamic_frames = isinstance(self.vit, DynamicBackbone)
         if self.vit.out_indices != (self.vit.num_layers - 1, ):
             raise ValueError(f"vit.out_indices={vit.get('out_indices')!r}: the tokens of the "
                              'last block are joined, give out_indices=-1')
@@ -62,28 +64,32 @@ class DyTVideoViT(DynamicBackbone, BaseModule):
         tokens = self.vit(self.clip_frames(x))[0]
         return tokens.reshape(b, -1, tokens.shape[-1])
 
+    # The protocol is the frame ViT's; a plain ViT's is the defaults.
+
     def needs_objective(self) -> bool:
-        return self.vit.needs_objective()
+        return self.dynamic_frames and self.vit.needs_objective()
 
     def attach_objective(self, owner: str) -> None:
         super().attach_objective(owner)
-        self.vit.attach_objective(owner)
+        if self.dynamic_frames:
+            self.vit.attach_objective(owner)
 
     @contextmanager
     def complete_mode(self) -> Iterator['DyTVideoViT']:
-        with self.vit.complete_mode():
+        with self.vit.complete_mode() if self.dynamic_frames else nullcontext():
             yield self
 
     def set_packed(self, packed: bool) -> None:
-        self.vit.set_packed(packed)
+        if self.dynamic_frames:
+            self.vit.set_packed(packed)
 
     def dispatch_masks(self) -> List[Dict[str, torch.Tensor]]:
         """Per dispatched block, part name -> patch-token mask (B*T, N_patches)
         of the last forward, one row per frame."""
-        return self.vit.dispatch_masks()
+        return self.vit.dispatch_masks() if self.dynamic_frames else []
 
     def activation_rates(self) -> Dict[str, float]:
-        return self.vit.activation_rates()
+        return self.vit.activation_rates() if self.dynamic_frames else {}
 
     def rate_loss(self) -> torch.Tensor:
-        return self.vit.rate_loss()
+        return self.vit.rate_loss() if self.dynamic_frames else super().rate_loss()

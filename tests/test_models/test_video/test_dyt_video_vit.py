@@ -313,12 +313,31 @@ def test_the_head_starts_as_mean_pooling_with_the_public_initialisation():
 @pytest.mark.parametrize('vit, message', [
     (dict(out_type='cls_token'), "out_type='raw'"),
     (dict(out_indices=[0, 2]), 'out_indices=-1'),
-    (dict(type='ViT'), 'not a DynamicBackbone'),
 ])
 def test_a_vit_whose_output_cannot_be_joined_is_refused(vit, message):
     cfg = tiny_backbone_cfg(vit.pop('type', 'DyTViT'), **vit)
     with pytest.raises(ValueError, match=message):
         MODELS.build(dict(type='DyTVideoViT', vit=cfg))
+
+
+def test_a_frame_backbone_that_is_no_vit_is_refused():
+    with pytest.raises(ValueError, match="vit.type='GELU' is not a ViT"):
+        MODELS.build(dict(type='DyTVideoViT', vit=dict(type='GELU')))
+
+
+def test_plain_vit_frames_are_the_vit_on_each_frame_with_the_dense_protocol():
+    torch.manual_seed(0)
+    backbone = MODELS.build(dict(type='DyTVideoViT', vit=tiny_backbone_cfg('ViT')))
+    clips = torch.randn(2, 3, 3, IMG_SIZE, IMG_SIZE)
+    frames = clips.permute(0, 2, 1, 3, 4).reshape(6, 3, IMG_SIZE, IMG_SIZE)
+    expected = backbone.vit(frames)[0].reshape(2, -1, C)
+    backbone.train()
+    assert not backbone.needs_objective()
+    with backbone.complete_mode():
+        tokens = backbone.eval()(clips)
+    torch.testing.assert_close(tokens, expected, rtol=0, atol=0)
+    assert backbone.dispatch_masks() == [] and backbone.activation_rates() == {}
+    assert backbone.rate_loss().item() == 0.0
 
 
 def test_images_instead_of_clips_are_refused_with_the_shape():
