@@ -9,7 +9,7 @@ instance segmentation) or mmseg (semantic segmentation), each run through
 that library's Inferencer, which saves its usual picture under
 ``DIR/vis/``. For a DyT model the demo also draws, per backbone forward
 (one, or one per crop under sliding-window inference), the input the
-backbone saw with the patches that skip each block part shaded red
+backbone saw with the patches that skip each block part hatched dark grey
 (``DIR/<image>_dispatch.png``, a row per forward and part), and prints each image's activation rate
 and GFLOPs (mmengine's counter; DyT parts counted at the tokens they ran).
 Segmentation also writes each image's label map, ``DIR/pred/<image>.png``,
@@ -22,7 +22,6 @@ replaces the rows of those it runs again); a ``DIR`` that holds another
 model's summary is refused.
 """
 import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
-import argparse
 import inspect
 import json
 import os
@@ -33,16 +32,15 @@ from typing import Dict, List, Optional
 import cv2
 import numpy as np
 import torch
-from mmengine.config import DictAction
+from _demo_cli import (load_demo_config, parse_demo_args, refuse_outputs_over_inputs, setup_errors,
+                       trusted)
 
 from mmvitdyn.analysis import (BackboneForward, BackboneRecorder, DyTFlopCounter, TensorForward,
                                count_flops, part_rates)
 from mmvitdyn.apis import build_inferencer
-from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
-from mmvitdyn.cli import add_trust_option
-from mmvitdyn.engine import SetupError, config_inputs, load_config
-from mmvitdyn.utils import (OutputIsInputError, atomic_target, dump_json_atomically,
-                            refuse_overwriting_inputs)
+from mmvitdyn.checkpoint import is_local_path
+from mmvitdyn.engine import SetupError
+from mmvitdyn.utils import atomic_target, dump_json_atomically
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
 SCORE_THR = 0.3  # the detections counted and drawn (mmdet's inferencer draws from 0.3)
@@ -50,16 +48,9 @@ IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif', '.tiff')
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='Inference on images with a trained model')
-    parser.add_argument('input', help='an image file or a folder of images')
-    parser.add_argument('config', help='config file of the model')
-    parser.add_argument('checkpoint', help='trained weights')
-    parser.add_argument('--out-dir', default='work_dirs/image_demo', help='where pictures go')
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_option(parser)
-    return parser, parser.parse_args(argv)
+    return parse_demo_args('Inference on images with a trained model', 'input',
+                           'an image file or a folder of images', 'config file of the model',
+                           'work_dirs/image_demo', argv)
 
 
 def list_images(path: str) -> List[str]:
@@ -144,12 +135,11 @@ def write_label_map(labels: np.ndarray, path: str) -> None:
         tmp.write_bytes(png.tobytes())
 
 
-def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str,
-                  read: List[str]) -> None:
+def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str, cfg, args) -> None:
     """Refuse an ``out_dir`` inside the input folder (its pictures would be
-    read as inputs next time), an output that is one of the images or of the
-    other files the command reads (``read``: the config's files, its data,
-    the checkpoint), and two images whose pictures would have the same path."""
+    read as inputs next time), two images whose pictures would have the same
+    path, and an output that is one of the images or of the other files the
+    command reads (the config's files, its data, the checkpoint)."""
     if osp.isdir(input_path):
         folder, out = osp.realpath(input_path), osp.realpath(out_dir)
         if osp.commonpath([folder, out]) == folder:
@@ -162,10 +152,7 @@ def check_outputs(scope: str, images: List[str], input_path: str, out_dir: str,
                 raise SetupError(f'images {written[path]} and {image} would both be drawn to '
                                  f'{path}; run them with separate --out-dir')
             written[path] = image
-            try:
-                refuse_overwriting_inputs(path, images + read)
-            except OutputIsInputError as err:
-                raise SetupError(str(err)) from None
+    refuse_outputs_over_inputs([*written, osp.join(out_dir, 'summary.json')], images, cfg, args)
 
 
 def run_inferencer(scope: str, inferencer, image: str, out_dir: str, offset: Optional[int] = None):
@@ -241,19 +228,14 @@ class FlopCounts:
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
-        try:
+    with trusted(args):
+        with setup_errors(parser):
             images = list_images(args.input)
-            if is_local_path(args.checkpoint) and not osp.isfile(args.checkpoint):
-                raise SetupError(f'checkpoint {args.checkpoint!r} does not exist')
-            cfg = load_config(args.config, args.cfg_options)
-            check_outputs(cfg.default_scope, images, args.input, args.out_dir,
-                          config_inputs(cfg) + [args.checkpoint])
+            cfg = load_demo_config(args)
+            check_outputs(cfg.default_scope, images, args.input, args.out_dir, cfg, args)
             summary = osp.join(args.out_dir, 'summary.json')
             earlier = earlier_rows(summary, args.config, args.checkpoint)
             inferencer = build_inferencer(cfg, args.checkpoint, args.device)
-        except SetupError as err:
-            parser.error(str(err))
         model, scope = inferencer.model, cfg.default_scope
         offset = label_offset(cfg) if scope == 'mmseg' else None
         backbone = model.backbone

@@ -12,12 +12,11 @@ activation rate and GFLOPs (every frame at the tokens it ran, plus the head).
 Written into ``DIR`` (default ``work_dirs/video_demo``):
 ``<video>_dispatch.png`` for a DyT model, a row per frame (and view) and
 dispatched part: the frame, then per block the frame with the patches that
-skip the part shaded red; ``summary.json``, the printed figures with each
+skip the part hatched dark grey; ``summary.json``, the printed figures with each
 frame's activation rate and the masks themselves (per block, part -> one
 0/1 list of patches per frame, frames in order, views one after another).
 """
 import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
-import argparse
 import os
 import os.path as osp
 from pathlib import Path
@@ -25,30 +24,24 @@ from typing import Dict, List
 
 import numpy as np
 import torch
-from mmengine.config import DictAction
+from _demo_cli import (load_demo_config, parse_demo_args, refuse_outputs_over_inputs, setup_errors,
+                       trusted)
 from mmengine.dataset import Compose, pseudo_collate
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, count_flops, find_dyt_backbone,
                                is_recognizer, part_rates)
 from mmvitdyn.apis import init_model
-from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
-from mmvitdyn.cli import add_trust_option
-from mmvitdyn.engine import SetupError, config_inputs, load_config
-from mmvitdyn.utils import OutputIsInputError, dump_json_atomically, refuse_overwriting_inputs
+from mmvitdyn.checkpoint import is_local_path
+from mmvitdyn.engine import SetupError
+from mmvitdyn.utils import dump_json_atomically
 from mmvitdyn.visualization import SkipView, plot_skip_map
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='Inference on a video with a trained model')
-    parser.add_argument('video', help='a video file (e.g. .mp4)')
-    parser.add_argument('config', help='config file of the video model (mmaction2 scope)')
-    parser.add_argument('checkpoint', help='trained weights')
-    parser.add_argument('--out-dir', default='work_dirs/video_demo', help='where pictures go')
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction, help='override config entries')
-    add_trust_option(parser)
-    return parser, parser.parse_args(argv)
+    return parse_demo_args('Inference on a video with a trained model', 'video',
+                           'a video file (e.g. .mp4)',
+                           'config file of the video model (mmaction2 scope)',
+                           'work_dirs/video_demo', argv)
 
 
 def output_paths(video: str, out_dir: str) -> List[str]:
@@ -83,22 +76,18 @@ def mask_lists(masks: List[Dict[str, torch.Tensor]]) -> List[Dict[str, list]]:
 
 def main(argv=None):
     parser, args = parse_args(argv)
-    with trusted_checkpoints(trusted_names(args.trust_checkpoint, [args.checkpoint])):
-        try:
-            for path in (args.video, args.checkpoint):
-                if is_local_path(path) and not osp.isfile(path):
-                    raise SetupError(f'{path!r} does not exist')
-            cfg = load_config(args.config, args.cfg_options)
+    with trusted(args):
+        with setup_errors(parser):
+            if is_local_path(args.video) and not osp.isfile(args.video):
+                raise SetupError(f'video {args.video!r} does not exist')
+            cfg = load_demo_config(args)
             if cfg.get('default_scope') != 'mmaction':
                 raise SetupError(f"{args.config}: default_scope={cfg.get('default_scope')!r}; "
                                  "a video model's config has 'mmaction' (demo/image_demo.py "
                                  'runs the others)')
             written = output_paths(args.video, args.out_dir)
-            for path in written:
-                refuse_overwriting_inputs(path, config_inputs(cfg) + [args.checkpoint, args.video])
+            refuse_outputs_over_inputs(written, [args.video], cfg, args)
             model = init_model(cfg, args.checkpoint, device=args.device)
-        except (SetupError, OutputIsInputError) as err:
-            parser.error(str(err))
         if not is_recognizer(model):
             parser.error(f'{args.config}: {type(model).__name__} is not an mmaction2 recogniser')
         data = load_clip(cfg, args.video)

@@ -5,9 +5,14 @@ import sys
 
 WAIT_POLICY = 'OMP_WAIT_POLICY'
 DEFAULT_WAIT_POLICY = 'PASSIVE'
+# libgomp's (torch's OpenMP) spins of a waiting thread before it sleeps.
+SPIN_COUNT = 'GOMP_SPINCOUNT'
+DEFAULT_SPIN_COUNT = '3000'
 
 
 def prefer_passive_wait() -> bool:
-    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless set; True when torch was not yet imported."""
-    os.environ.setdefault(WAIT_POLICY, DEFAULT_WAIT_POLICY)
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless set and, under PASSIVE, ``GOMP_SPINCOUNT``
+    to a short spin unless set; True when torch was not yet imported."""
+    if os.environ.setdefault(WAIT_POLICY, DEFAULT_WAIT_POLICY).upper() == DEFAULT_WAIT_POLICY:
+        os.environ.setdefault(SPIN_COUNT, DEFAULT_SPIN_COUNT)
     return 'torch' not in sys.modules

@@ -26,6 +26,12 @@
 #             fp32 and fp16
 #   dense     benchmark_dense.py --backbone-only: the ViTDet 1024 and UperNet 512 backbones,
 #             dense vs DyT; fp32 and fp16
+#   onnx      benchmark.py and benchmark_dense.py --backends eager onnx: the dispatch comparison
+#             (ViT-B/16 224, activation 0.5, batch 1 and 64) and the ViTDet / UperNet backbones,
+#             eager and exported to ONNX, run by ONNX Runtime with each GPU provider it has
+#             (CUDAExecutionProvider; TensorrtExecutionProvider, CUDA for the rest), fp32;
+#             the log says which ran, and why a provider was skipped (a CPU-only ONNX Runtime:
+#             onnxruntime-gpu brings them)
 #   train     benchmark_train.py: the two-pass step, one graph and the dynamic pass, each
 #             without / with activation checkpointing (+cp), and AdaptFormer; ViT-B 224
 #             batch 64 and ViTDet 1024 batch 2, fp16
@@ -35,8 +41,8 @@
 # --dry-run (or DEVICE_CHECK_DRY_RUN=1): the same sequence on the CPU at tiny shapes
 # (ViT-tiny, 32 px images, clips of 2 frames, one batch size, one round, bf16 for fp16) in one
 # process, for the test suite (it installs nothing), at its minimum per tool: cls, video and
-# dense in fp32 only, three ViT training modes
-# and two ViTDet ones. DEVICE_CHECK_TESTS: what pytest collects for the GPU-marked tests (default:
+# dense in fp32 only, the onnx rows with the CPU's provider (the GPU providers' rows only
+# planned: the log says which would run), three ViT training modes and two ViTDet ones. DEVICE_CHECK_TESTS: what pytest collects for the GPU-marked tests (default:
 # tests). The report is $OUT/device_check.json when OUT is set, else
 # work_dirs/device_check/device_check.json; the log is beside it.
 set -euo pipefail
@@ -117,6 +123,7 @@ if DRY:
     device, half = 'cpu', 'bf16'
     cls_size = ['--arch', 'tiny', '--img-size', '32', '--patch-size', '8']
     cls_batches, rounds = ['2'], ['--runs', '1']
+    onnx_batches = ['2']
     video = ['--frames', '2', '--batch-sizes', '2']
     common = ['--device', 'cpu', '--threads', '1']
     cls_extra = ['--min-time', '0']
@@ -128,6 +135,7 @@ if DRY:
 else:
     device, half, cls_size = 'cuda', 'fp16', []
     cls_batches, rounds = ['1', '64', '256'], ['--runs', '3']
+    onnx_batches = ['1', '64']
     video = ['--frames', '8', '--batch-sizes', '1', '8']
     common = ['--device', 'cuda']
     cls_extra = ['--min-time', '0.5']
@@ -161,6 +169,40 @@ if DRY:  # the minimum per tool: the half-precision repeats of cls, video, dense
     STEPS = [step for step in STEPS
              if step[0] not in (f'cls {half}', f'video {half}', f'dense {half}')]
 
+# The --backends eager onnx rows: ONNX Runtime with each GPU provider it has (onnxruntime-gpu);
+# in the dry run, on the CPU, with the CPU's (the GPU providers are only looked for).
+GPU_PROVIDERS = {'cuda': ['CUDAExecutionProvider'],
+                 'tensorrt': ['TensorrtExecutionProvider', 'CUDAExecutionProvider']}
+try:
+    import onnxruntime
+    runtime = f'ONNX Runtime {onnxruntime.__version__}'
+    available = onnxruntime.get_available_providers()
+except ImportError:
+    runtime, available = 'no ONNX Runtime (pip install onnxruntime-gpu)', []
+onnx_runs, onnx_skipped = {}, {}
+for label, providers in GPU_PROVIDERS.items():
+    missing = [name for name in providers if name not in available]
+    if missing:
+        onnx_skipped[label] = f'{runtime} has no {" ".join(missing)} (it has {available})'
+    else:
+        onnx_runs[label] = providers
+if DRY:
+    onnx_runs = {'cpu': ['CPUExecutionProvider']}
+for label, providers in onnx_runs.items():
+    onnx = ['--backends', 'eager', 'onnx', '--onnx-providers', *providers]
+    STEPS += [
+        (f'cls onnx {label}', 'benchmark.py', [*onnx, '--rates', '0.5', '--batch-sizes',
+                                              *onnx_batches, *cls_size, *cls_extra]),
+        (f'dense onnx {label}', 'benchmark_dense.py', ['--task', 'det', 'seg', '--backbone-only',
+                                                      *onnx, *dense_size]),
+    ]
+print(f'ONNX Runtime rows (--backends eager onnx): {runtime}; run with ' +
+      (', '.join(f'{label} ({" ".join(p)})' for label, p in onnx_runs.items()) or 'none') +
+      (' (dry run: the CPU)' if DRY else ''), flush=True)
+for label, reason in onnx_skipped.items():
+    print(f'ONNX Runtime rows with {" ".join(GPU_PROVIDERS[label])}: '
+          f'{"not on the CPU" if DRY else "skipped"}: {reason}', flush=True)
+
 
 def load(name):
     path = os.path.join(TOOLS, name)
@@ -174,7 +216,9 @@ def load(name):
     return module
 
 
-report = dict(machine=machine(torch.device(device)), dry_run=DRY, steps=[])
+report = dict(machine=machine(torch.device(device)), dry_run=DRY, steps=[],
+              onnx=dict(runtime=runtime, available=available, used=onnx_runs,
+                        skipped=onnx_skipped))
 threads = torch.get_num_threads()
 with tempfile.TemporaryDirectory() as work:
     for name, tool, argv in STEPS:
@@ -202,7 +246,8 @@ def figure(row):
     return f'{step:.3f} s/step, {row["growth_mb"]:.0f} MB'
 
 
-summary = [dict(step=s['name'], model=r['model'], part=r.get('task', r.get('backbone', '')) +
+summary = [dict(step=s['name'], model=r['model'] + (f' [{r["backend"]}]' if r.get(
+                    'backend', 'eager') != 'eager' else ''), part=r.get('task', r.get('backbone', '')) +
                 (f' {r["part"]}' if 'part' in r else ''), batch=r['batch_size'],
                 figure=figure(r)) for s in report['steps'] for r in s['rows']]
 print('\n=== summary')

@@ -5,9 +5,7 @@
 # and runtime of upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py.
 _base_ = [
     '../_base_/models/upernet_adaptformer-vit-b-d64_mln.py',
-    '../_base_/datasets/ade20k_512x512.py',
-    '../_base_/runtimes/mmseg.py',
-    '../_base_/schedules/adamw-poly_160k_seg.py',
+    './_base_/upernet_8xb2-160k_ade20k-512x512.py',
 ]
 crop_size = (512, 512)
 model = dict(
@@ -15,4 +13,3 @@ model = dict(
     decode_head=dict(num_classes=150),
     auxiliary_head=dict(num_classes=150),
     test_cfg=dict(mode='slide', crop_size=crop_size, stride=(341, 341)))
-train_dataloader = dict(batch_size=2)

@@ -34,9 +34,7 @@
 # mention it and DyTViT has no such table.
 _base_ = [
     '../_base_/models/upernet_dyt-vit-b-d64_pyramid.py',
-    '../_base_/datasets/ade20k_512x512.py',
-    '../_base_/runtimes/mmseg.py',
-    '../_base_/schedules/adamw-poly_160k_seg.py',
+    './_base_/upernet_8xb2-160k_ade20k-512x512.py',
 ]
 crop_size = (512, 512)
 model = dict(
@@ -44,4 +42,3 @@ model = dict(
     decode_head=dict(num_classes=150),
     auxiliary_head=dict(num_classes=150),
     test_cfg=dict(mode='slide', crop_size=crop_size, stride=(341, 341)))
-train_dataloader = dict(batch_size=2)

@@ -1,10 +1,13 @@
 """The options every benchmark tool shares: ``--device``, ``--amp``,
-``--batch-sizes``, ``--runs`` and ``--json`` (docs/benchmarks.md)."""
+``--batch-sizes``, ``--runs`` and ``--json``; those of the inference benchmarks,
+``--backends`` and ``--onnx-providers`` (docs/benchmarks.md)."""
 from typing import List, Optional, Sequence
 
 import torch
 
+from ..benchmark.backends import BACKENDS
 from ..benchmark.timing import AMP_DTYPES, amp_context, resolve_device
+from ..deployment import ONNX_PROVIDERS
 
 
 def timing_options(batch_sizes: Optional[Sequence[int]], runs: int) -> List[tuple]:
@@ -63,3 +66,44 @@ def check_timing_options(device: str,
     if runs < min_runs:
         raise ValueError(f'--runs {runs} must be >= {min_runs}')
     return device
+
+
+def add_backend_options(parser) -> None:
+    """Add ``--backends`` (:data:`~mmvitdyn.benchmark.BACKENDS`, default eager) and
+    ``--onnx-providers`` (:data:`~mmvitdyn.deployment.ONNX_PROVIDERS`) to ``parser``."""
+    parser.add_argument(
+        '--backends',
+        nargs='+',
+        default=['eager'],
+        choices=BACKENDS,
+        help='time every model under each of these, side by side (default: eager)')
+    parser.add_argument(
+        '--onnx-providers',
+        nargs='+',
+        choices=ONNX_PROVIDERS,
+        default=['CPUExecutionProvider'],
+        help='--backends onnx: ONNX Runtime\'s execution providers, in order of preference '
+        '(default: CPUExecutionProvider; on a CUDA device CUDAExecutionProvider, or '
+        'TensorrtExecutionProvider CUDAExecutionProvider)')
+
+
+def parse_backend_options(parser, args) -> None:
+    """Check ``--backends`` and ``--onnx-providers`` against ``args.device`` (a
+    ``torch.device``: after :func:`parse_timing_options`) and ``args.amp``; a wrong
+    value is ``parser.error``."""
+    if len(set(args.backends)) < len(args.backends):
+        parser.error(f'--backends {" ".join(args.backends)} names a backend twice')
+    if 'onnx' not in args.backends:
+        return
+    providers = ' '.join(args.onnx_providers)
+    if args.amp is not None:
+        parser.error(f'--backends onnx runs ONNX Runtime on the CPU in fp32 (or on a CUDA '
+                     f'device with --onnx-providers CUDAExecutionProvider): no --amp (got '
+                     f'--amp {args.amp})')
+    on_cpu = args.onnx_providers[0] == 'CPUExecutionProvider'
+    if on_cpu != (args.device.type == 'cpu'):
+        parser.error(f'--backends onnx with --onnx-providers {providers} runs ONNX Runtime on '
+                     f'the {"CPU" if on_cpu else "GPU"}: it needs --device '
+                     f'{"cpu" if on_cpu else "cuda"} (got --device {args.device}); the CPU '
+                     'takes CPUExecutionProvider, a CUDA device CUDAExecutionProvider or '
+                     'TensorrtExecutionProvider first')

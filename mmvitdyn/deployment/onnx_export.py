@@ -2,8 +2,9 @@
 and the export run by ONNX Runtime (docs/design_notes.md)."""
 import json
 import warnings
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -17,6 +18,8 @@ DEFAULT_OPSET = 20
 # (a classifier's class scores, a detector's backbone and neck features), or
 # 'backbone', the backbone's outputs (e.g. the feature maps of a segmentor's ViT).
 EXPORT_PARTS = ('model', 'backbone')
+# ONNX Runtime's execution providers OnnxRuntimeModel runs a model with.
+ONNX_PROVIDERS = ('CPUExecutionProvider', 'CUDAExecutionProvider', 'TensorrtExecutionProvider')
 
 
 def export_part(model: nn.Module, part: str = 'model') -> nn.Module:
@@ -128,26 +131,91 @@ def export_onnx(module: nn.Module,
 
 
 class OnnxRuntimeModel:
-    """An ONNX file (one input, the images) run by ONNX Runtime on the CPU with
-    ``threads`` intra-op threads (default: its own), called like the module; its
-    idle threads spin only under ``OMP_WAIT_POLICY=ACTIVE``, as torch's
-    (docs/benchmarks.md)."""
+    """An ONNX file (one input, the images) run by ONNX Runtime, called like the module.
 
-    def __init__(self, path: str, threads: Optional[int] = None):
+    On the CPU its intra-op threads spin while idle only under
+    ``OMP_WAIT_POLICY=ACTIVE``, as torch's (docs/benchmarks.md). With a CUDA or
+    TensorRT provider first, images on a CUDA device are bound in place (ONNX
+    Runtime's IO binding) and the outputs come back on that device; otherwise
+    the images go through host memory and the outputs are on the CPU.
+
+    Args:
+        path (str): The ONNX file.
+        threads (int, optional): Intra-op threads on the CPU. Defaults to None:
+            ONNX Runtime's own.
+        providers (Sequence[str], optional): Execution providers in order of
+            preference, from :data:`ONNX_PROVIDERS` (ONNX Runtime falls back to
+            the next for the nodes one cannot run); each must be in
+            ``onnxruntime.get_available_providers()`` (the CUDA and TensorRT ones
+            come with onnxruntime-gpu). Defaults to None: the CPU's.
+    """
+
+    def __init__(self,
+                 path: str,
+                 threads: Optional[int] = None,
+                 providers: Optional[Sequence[str]] = None):
         import onnxruntime  # a test / deployment requirement (requirements/tests.txt)
 
+        providers = ['CPUExecutionProvider'] if providers is None else list(providers)
+        check_providers(providers, onnxruntime.get_available_providers())
         options = onnxruntime.SessionOptions()
         if threads is not None:
             options.intra_op_num_threads = threads
         options.add_session_config_entry('session.intra_op.allow_spinning',
                                          str(int(openmp_threads_spin())))
-        self.session = onnxruntime.InferenceSession(
-            path, options, providers=['CPUExecutionProvider'])
+        self.session = onnxruntime.InferenceSession(path, options, providers=providers)
+        unloaded = [name for name in providers if name not in self.session.get_providers()]
+        if unloaded:  # ONNX Runtime falls back to the CPU when a provider fails to load
+            raise RuntimeError(f'ONNX Runtime could not start {unloaded} for {path} (its log '
+                               f'above says why); the session has {self.session.get_providers()}')
         self.input_name = self.session.get_inputs()[0].name
+        self.output_names = [output.name for output in self.session.get_outputs()]
+        self.output_shapes: Dict[Tuple[int, ...], List[Tuple[int, ...]]] = {}
+        self.on_gpu = providers[0] != 'CPUExecutionProvider'
 
     def __call__(self, images: torch.Tensor) -> Union[torch.Tensor, Sequence[torch.Tensor]]:
         """Images (B, 3, H, W) -> the exported module's output: a tensor, or a
         tuple of them when it returns several."""
-        outputs = self.session.run(None, {self.input_name: images.detach().cpu().numpy()})
-        tensors = tuple(torch.from_numpy(output) for output in outputs)
+        if images.is_cuda and self.on_gpu:
+            tensors = self._run_bound(images)
+        else:
+            outputs = self.session.run(None, {self.input_name: images.detach().cpu().numpy()})
+            tensors = tuple(torch.from_numpy(output) for output in outputs)
         return tensors[0] if len(tensors) == 1 else tensors
+
+    def _run_bound(self, images: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        """Run on ``images`` in place, the outputs written to torch tensors on their
+        device (their shapes learnt from a first run at each input shape)."""
+        images = images.detach().float().contiguous()
+        device = images.device
+        binding = self.session.io_binding()
+        binding.bind_input(self.input_name, device.type, device.index or 0, np.float32,
+                           tuple(images.shape), images.data_ptr())
+        shapes = self.output_shapes.get(tuple(images.shape))
+        if shapes is None:  # ONNX Runtime allocates the outputs once, to show their shapes
+            for name in self.output_names:
+                binding.bind_output(name, device.type, device.index or 0)
+            self.session.run_with_iobinding(binding)
+            shapes = [tuple(value.shape()) for value in binding.get_outputs()]
+            self.output_shapes[tuple(images.shape)] = shapes
+            binding.clear_binding_outputs()
+        outputs = tuple(torch.empty(shape, device=device) for shape in shapes)
+        for name, output in zip(self.output_names, outputs):
+            binding.bind_output(name, device.type, device.index or 0, np.float32,
+                                tuple(output.shape), output.data_ptr())
+        self.session.run_with_iobinding(binding)
+        return outputs
+
+
+def check_providers(providers: Sequence[str], available: Sequence[str]) -> None:
+    """ValueError unless ``providers`` is a non-empty list of :data:`ONNX_PROVIDERS`
+    that are all in ``available`` (``onnxruntime.get_available_providers()``)."""
+    unknown = [name for name in providers if name not in ONNX_PROVIDERS]
+    if not providers or unknown:
+        raise ValueError(f'providers={list(providers)}: each must be one of '
+                         f'{list(ONNX_PROVIDERS)}')
+    missing = [name for name in providers if name not in available]
+    if missing:
+        raise ValueError(f'providers={list(providers)}: this ONNX Runtime has no {missing} '
+                         f'(it has {list(available)}); the CUDA and TensorRT providers come '
+                         'with onnxruntime-gpu')

@@ -66,11 +66,36 @@ class SkipView(NamedTuple):
     label: str = ''
 
 
+# A skipped patch's pixels: their luma (ITU-R BT.601, per mille) at SKIP_BRIGHTNESS
+# percent, with a light grey (HATCH_GREY) line on every HATCH_PERIOD-th diagonal.
+LUMA = (299, 587, 114)
+SKIP_BRIGHTNESS = 45
+HATCH_GREY = 200
+HATCH_PERIOD = 6
+
+
+def shade_skipped(image: np.ndarray, active: np.ndarray, patch_size: int) -> np.ndarray:
+    """``image`` (H, W, 3) uint8 with the pixels of skipped patches (``active`` (rows, cols),
+    0: skipped; ``patch_size`` pixels) made hatched dark grey: ``(299 R + 587 G + 114 B) *
+    45 // 100000``, or 200 where (y + x) % 6 == 0. Active patches and pixels beyond the grid
+    stay as they are."""
+    height, width = image.shape[:2]
+    cover = np.kron(active == 0, np.ones((patch_size, patch_size), bool))[:height, :width]
+    skipped = np.zeros((height, width), bool)
+    skipped[:cover.shape[0], :cover.shape[1]] = cover
+    grey = image.astype(np.int64) @ np.array(LUMA) * SKIP_BRIGHTNESS // 100000
+    rows, cols = np.indices((height, width))
+    grey[(rows + cols) % HATCH_PERIOD == 0] = HATCH_GREY
+    shaded = image.copy()
+    shaded[skipped] = grey[skipped, None].astype(np.uint8)
+    return shaded
+
+
 def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: str) -> Figure:
     """Save ``out_file``, a PNG with ``title``: a row per (view, part), the input
-    then a panel per block, skipping patches (``patch_size`` pixels) shaded red.
-    ``views`` (list[SkipView]): one, or one per sliding-window crop. Returns the
-    figure."""
+    then a panel per block, skipping patches (``patch_size`` pixels) hatched grey
+    (:func:`shade_skipped`). ``views`` (list[SkipView]): one, or one per
+    sliding-window crop. Returns the figure."""
     rows = [(view, part) for view in views
             for part in sorted({part
                                 for block in view.masks
@@ -79,31 +104,20 @@ def plot_skip_map(views: List[SkipView], patch_size: int, title: str, out_file: 
     fig = Figure(figsize=(1.6 * (num_blocks + 1), 1.8 * len(rows)))
     axes = fig.subplots(len(rows), num_blocks + 1, squeeze=False)
     for row, (view, part) in enumerate(rows):
-        height, width = view.image.shape[:2]
-        axes[row, 0].imshow(view.image)
+        axes[row, 0].imshow(view.image, interpolation='nearest')
         axes[row, 0].set_title(' '.join(filter(None, [view.label, 'input'])), fontsize=8)
         for col, block in enumerate(view.masks, start=1):
             ax = axes[row, col]
-            ax.imshow(view.image)
-            if part in block:
-                # Soft top-k masks carry weights in (0, 1]: any nonzero entry runs the part.
-                active = (block[part] != 0).reshape(view.grid).float().numpy()
-                shade = np.zeros((*view.grid, 4))
-                shade[..., 0] = 1.0  # red
-                shade[..., 3] = 0.55 * (1 - active)
-                # Pixel centres sit on integers: a patch grid of G patches spans
-                # -0.5 .. G * patch_size - 0.5.
-                ax.imshow(
-                    shade,
-                    interpolation='nearest',
-                    extent=(-0.5, view.grid[1] * patch_size - 0.5, view.grid[0] * patch_size - 0.5,
-                            -0.5))
-                ax.set_xlim(-0.5, width - 0.5)
-                ax.set_ylim(height - 0.5, -0.5)
-                ax.set_title(f'block {col - 1} {part}: {active.mean():.0%} active', fontsize=8)
+            if part not in block:
+                ax.imshow(view.image, interpolation='nearest')
+                continue
+            # Soft top-k masks carry weights in (0, 1]: any nonzero entry runs the part.
+            active = (block[part] != 0).reshape(view.grid).numpy()
+            ax.imshow(shade_skipped(view.image, active, patch_size), interpolation='nearest')
+            ax.set_title(f'block {col - 1} {part}: {active.mean():.0%} active', fontsize=8)
     for ax in axes.flat:
         ax.axis('off')
-    fig.suptitle(f'{title}: patches shaded red skip the part', fontsize=9)
+    fig.suptitle(f'{title}: hatched grey patches skip the part', fontsize=9)
     fig.tight_layout()
     save_figure_atomically(fig, out_file, dpi=120)
     return fig

@@ -18,7 +18,7 @@ from mmseg.datasets import ADE20KDataset
 
 from helpers.configs import (DYT_ADE_CFG, DYT_COCO_CFG, DYT_CONFIG_DIR, DYT_DIGITS_CFG,
                              first_test_images)
-from helpers.tools import REPO, logged_test_scalars, run_tool
+from helpers.tools import logged_test_scalars, run_tool
 from mmvitdyn.apis.inference import config_dataset_meta
 
 PNG, JPEG = b'\x89PNG\r\n\x1a\n', b'\xff\xd8\xff'
@@ -200,12 +200,8 @@ def test_the_drawn_input_is_the_image_file_s_pixels(preprocessor, tmp_path):
 
 
 def load_demo():
-    import importlib.util
-    file = REPO / 'demo/image_demo.py'
-    spec = importlib.util.spec_from_file_location('image_demo', file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from helpers.tools import load_tool
+    return load_tool('../demo/image_demo.py')
 
 
 @pytest.mark.parametrize('layout, refused', [
@@ -229,6 +225,27 @@ def test_outputs_that_would_collide_or_feed_back_are_refused(tmp_path, capsys, l
         ])
     assert stop.value.code == 2 and refused in capsys.readouterr().err
     assert not out_dir.exists()
+
+
+def test_a_picture_of_an_earlier_run_given_as_input_is_not_overwritten(tmp_path, capsys):
+    """``out/vis/x.png`` as the input with ``--out-dir out``: the classification picture
+    of x.png would be written over it."""
+    from helpers.tools import load_tool
+    picture = tmp_path / 'out' / 'vis' / 'x.png'
+    picture.parent.mkdir(parents=True)
+    cv2.imwrite(str(picture), np.full((8, 8, 3), 7, np.uint8))
+    before = picture.read_bytes()
+    (tmp_path / 'ckpt.pth').write_bytes(b'never read')
+    with pytest.raises(SystemExit) as stop:
+        load_tool('../demo/image_demo.py').main([
+            str(picture),
+            str(DYT_DIGITS_CFG),
+            str(tmp_path / 'ckpt.pth'), '--out-dir',
+            str(tmp_path / 'out')
+        ])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f'output {picture} is the input {picture}' in err
+    assert picture.read_bytes() == before and sorted(picture.parent.iterdir()) == [picture]
 
 
 def test_a_detection_picture_shows_the_best_box_when_none_scores_high(dyt_coco_checkpoint,

@@ -64,3 +64,18 @@ def test_an_image_config_is_refused(clip_and_model, tmp_path):
     proc = run_tool(['../demo/video_demo.py', clip, image_config, checkpoint], root, check=False)
     assert proc.returncode == 2
     assert "default_scope='mmpretrain'; a video model's config has 'mmaction'" in proc.stderr
+
+
+def test_an_out_dir_in_the_data_set_s_folder_is_refused(clip_and_model):
+    """The config's data set scans data/video_shapes: pictures written there would be
+    read as data."""
+    root, clip, checkpoint, _ = clip_and_model
+    out_dir = 'data/video_shapes/videos/val'
+    before = sorted(p.name for p in (root / out_dir).iterdir())
+    proc = run_tool(
+        ['../demo/video_demo.py', clip, DYT_VIDEO_CFG, checkpoint, '--out-dir', out_dir],
+        root,
+        check=False)
+    assert proc.returncode == 2
+    assert f'output {out_dir}/000001_dispatch.png lies in the input folder' in proc.stderr
+    assert sorted(p.name for p in (root / out_dir).iterdir()) == before

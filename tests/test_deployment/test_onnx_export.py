@@ -15,7 +15,7 @@ from helpers.dyt import spread_gates
 from helpers.models import TINY_ARCH, images, tiny
 from helpers.tools import run_tool
 from mmvitdyn.apis import init_model
-from mmvitdyn.deployment import OnnxRuntimeModel, export_onnx, export_part
+from mmvitdyn.deployment import ONNX_PROVIDERS, OnnxRuntimeModel, export_onnx, export_part
 from mmvitdyn.engine import load_config
 from mmvitdyn.models import DyTViT
 
@@ -233,3 +233,47 @@ def test_tool_names_the_interface_and_stores_the_preprocessing(tmp_path):
     assert (f"input 'images': float32 (batch, 3, 64, 64), channels BGR, (pixel - mean) / std "
             f"with mean {meta['mean']} std {meta['std']}") in printed
     assert "output 'features_1': float32 (batch, " in printed
+
+
+def test_runtime_providers_are_checked(tmp_path):
+    """A provider name outside ONNX_PROVIDERS, or one this ONNX Runtime lacks, is an error
+    naming the allowed (the available) ones, not ONNX Runtime's fall-back to the CPU."""
+    path = tmp_path / 'adaptformer.onnx'
+    export_onnx(
+        tiny(DyTViT, dispatch=None, arch=dict(TINY_ARCH, num_layers=1)), images(2), str(path))
+    with pytest.raises(
+            ValueError,
+            match=r"providers=\['CUDA'\]: each must be one of \['CPUExecutionProvider', "
+            r"'CUDAExecutionProvider', 'TensorrtExecutionProvider'\]"):
+        OnnxRuntimeModel(str(path), providers=['CUDA'])
+    available = onnxruntime.get_available_providers()
+    missing = [name for name in ONNX_PROVIDERS if name not in available]
+    if not missing:
+        pytest.skip('this ONNX Runtime has every provider of ONNX_PROVIDERS')
+    with pytest.raises(
+            ValueError,
+            match=f'this ONNX Runtime has no \\[{missing[0]!r}\\] '
+            r'\(it has .*onnxruntime-gpu'):
+        OnnxRuntimeModel(str(path), providers=[missing[0], 'CPUExecutionProvider'])
+    session = OnnxRuntimeModel(str(path), providers=['CPUExecutionProvider']).session
+    assert session.get_providers() == ['CPUExecutionProvider']
+
+
+def test_bound_run_equals_pytorch(tmp_path):
+    """The IO-binding run (as on a CUDA device, here on the CPU: the input bound in
+    place, the outputs written to torch tensors): a featmap backbone's three maps
+    within 1e-4 of PyTorch's at two batch sizes, none the export's."""
+    backbone = tiny(DyTViT, dispatch='mlp', out_indices=(0, 1, 2), out_type='featmap')
+    spread_gates(backbone)
+    path = tmp_path / 'backbone.onnx'
+    export_onnx(backbone, images(2), str(path))
+    runtime = OnnxRuntimeModel(str(path), threads=1)
+    for batch in (3, 1, 3):
+        x = images(batch, seed=batch)
+        with torch.no_grad():
+            expected = backbone(x)
+        outputs = runtime._run_bound(x)
+        assert len(outputs) == len(expected) == 3
+        for out, ref in zip(outputs, expected):
+            torch.testing.assert_close(out, ref, atol=1e-4, rtol=0)
+    assert sorted(runtime.output_shapes) == [(1, 3, 32, 32), (3, 3, 32, 32)]

@@ -329,6 +329,8 @@ def test_block_baselines_inherit_whole_blocks_where_the_ancestry_has_them(block_
         ('auto', dict(init_mode='tleg'),
          r"init_mode='tleg' is not one of \['cluster', 'heuristic', "
          r"'auto'\]"),
+        ('auto', dict(init_mode=['auto']),
+         r"init_mode=\['auto'\] is not one of \['cluster', 'heuristic', 'auto'\]"),
         ('auto', dict(), r"is not a learngene of format 'mmvitdyn.levit_learngene'"),
     ])
 def test_bad_block_baselines_name_the_problem(block_learngenes, method, kwargs, match):

@@ -8,6 +8,7 @@ import torch
 
 from helpers.guides import command, run_command
 from helpers.tools import REPO, load_tool
+from mmvitdyn.benchmark import backends
 
 
 def test_rows_of_each_backend_side_by_side(tmp_path, monkeypatch):
@@ -17,16 +18,16 @@ def test_rows_of_each_backend_side_by_side(tmp_path, monkeypatch):
     class Runtime:
         """ONNX Runtime's stand-in: runs the module the stubbed export was given."""
 
-        def __init__(self, path: str, threads: int):
-            self.module, self.threads = exported[path][0], threads
+        def __init__(self, path: str, threads: int, providers=None):
+            self.module, self.threads, self.providers = exported[path][0], threads, providers
             runtimes.append(self)
 
         def __call__(self, images):
             return self.module(images)
 
-    monkeypatch.setattr(tool, 'export_onnx',
+    monkeypatch.setattr(backends, 'export_onnx',
                         lambda module, example, path: exported.update({path: (module, example)}))
-    monkeypatch.setattr(tool, 'OnnxRuntimeModel', Runtime)
+    monkeypatch.setattr(backends, 'OnnxRuntimeModel', Runtime)
     threads = torch.get_num_threads()
     try:
         tool.main([
@@ -48,9 +49,10 @@ def test_rows_of_each_backend_side_by_side(tmp_path, monkeypatch):
     # speed-ups against dense under the same backend
     assert [r['speedup'] for r in rows[::2]] == [1.0] * 4
     # the dense model is exported once for both batch sizes, each DyT setting once; the
-    # example batch has >= 2 images; ONNX Runtime gets --threads
+    # example batch has >= 2 images; ONNX Runtime gets --threads and the CPU's provider
     examples = [example.shape[0] for _, example in exported.values()]
     assert examples == [3, 3, 2] and [r.threads for r in runtimes] == [1, 1, 1]
+    assert [r.providers for r in runtimes] == [['CPUExecutionProvider']] * 3
 
 
 def test_onnx_backend_needs_the_cpu_in_fp32(capsys):

@@ -2,7 +2,9 @@
 competing process, in fresh processes under the policy it names."""
 import json
 
-from helpers.tools import REPO, run_tool
+import pytest
+
+from helpers.tools import REPO, load_tool, run_tool
 
 
 def test_rows_give_the_busy_step_over_the_idle_step(tmp_path):
@@ -25,3 +27,15 @@ def test_rows_give_the_busy_step_over_the_idle_step(tmp_path):
         'PASSIVE', 'the', 'same', 'step', f"{busy['step_ms']['median']:.0f}", printed[0][5],
         f"{busy['vs_idle']:.2f}"
     ]]
+
+
+@pytest.mark.parametrize('policy, expected', [('ACTIVE', ('ACTIVE', None)),
+                                              ('PASSIVE', ('PASSIVE', None)),
+                                              ('SHORT-SPIN', ('PASSIVE', '3000'))])
+def test_each_policy_starts_its_process_with_its_own_environment(policy, expected, monkeypatch):
+    tool = load_tool('analysis_tools/benchmark_load.py')
+    monkeypatch.setenv('GOMP_SPINCOUNT', '123')  # an inherited count must not leak in
+    started = []
+    monkeypatch.setattr(tool.subprocess, 'Popen', lambda argv, env, **kw: started.append(env))
+    tool._worker('cfg.py', 1, policy)
+    assert (started[0]['OMP_WAIT_POLICY'], started[0].get('GOMP_SPINCOUNT')) == expected

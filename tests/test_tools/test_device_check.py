@@ -2,6 +2,8 @@
 import json
 import math
 
+import onnxruntime
+
 from helpers.tools import run_tool
 
 
@@ -25,8 +27,31 @@ def test_dry_run_writes_every_row(tmp_path):
     assert report['dry_run'] is True and report['machine']['device'] == 'cpu'
     steps = {step['name']: step['rows'] for step in report['steps']}
     assert list(steps) == [
-        'cls fp32', 'video fp32', 'dense fp32', 'train vit bf16', 'train vitdet bf16'
+        'cls fp32', 'video fp32', 'dense fp32', 'train vit bf16', 'train vitdet bf16',
+        'cls onnx cpu', 'dense onnx cpu'
     ]
+    # The --backends eager onnx rows, in the dry run with the CPU's provider: both tools'
+    # models in eager then exported, ONNX Runtime's rows with vs_eager.
+    argv = {step['name']: step['argv'] for step in report['steps']}
+    for name in ('cls onnx cpu', 'dense onnx cpu'):
+        assert '--backends eager onnx --onnx-providers CPUExecutionProvider' in ' '.join(argv[name])
+        assert all(('vs_eager' in r) == (r['backend'] == 'onnx') for r in steps[name])
+    assert [(r['backend'], r['model']) for r in steps['cls onnx cpu']
+            ] == [(b, m) for b in ('eager', 'onnx') for m in ('dense', 'mlp @ 0.5')]
+    assert [(r['task'], r['backend'], r['model']) for r in steps['dense onnx cpu']] == [
+        (t, b, m) for t in ('det', 'seg') for b in ('eager', 'onnx') for m in ('dense', 'DyT')
+    ]
+    # The GPU providers are looked for, not run; the log says which this ONNX Runtime lacks.
+    assert report['onnx']['used'] == {'cpu': ['CPUExecutionProvider']}
+    log = (tmp_path / 'out/device_check.log').read_text()
+    available = onnxruntime.get_available_providers()
+    for label, providers in (('cuda', ['CUDAExecutionProvider']),
+                             ('tensorrt', ['TensorrtExecutionProvider', 'CUDAExecutionProvider'])):
+        missing = [name for name in providers if name not in available]
+        assert (label in report['onnx']['skipped']) == bool(missing)
+        if missing:
+            assert (f'ONNX Runtime rows with {" ".join(providers)}: not on the CPU: ONNX Runtime '
+                    f'{onnxruntime.__version__} has no {" ".join(missing)}') in log
     assert [r['model'] for r in steps['cls fp32']] == [
         'AdaptFormer', 'DyT', 'DyT top-K', 'AdaptFormer + ToMe', 'DyT + ToMe', 'AdaptFormer + EViT',
         'AdaptFormer + DynamicViT'

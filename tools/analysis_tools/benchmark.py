@@ -3,7 +3,7 @@
     python tools/analysis_tools/benchmark.py [--arch base] [--img-size 224] [--patch-size 16]
         [--dispatch mlp [attn ...]] [--rates 1.0 0.5] [--batch-sizes 16 1] [--runs 5]
         [--threads N] [--device cpu|cuda|cuda:N] [--amp fp16|bf16] [--json OUT]
-        [--backends eager [compile onnx]]
+        [--backends eager [compile onnx]] [--onnx-providers NAME [NAME ...]]
     python tools/analysis_tools/benchmark.py --frames 8 [--arch base] [--rates 0.5] ...
     python tools/analysis_tools/benchmark.py --reduction [--reduction-rate 0.5] [--arch base] ...
     python tools/analysis_tools/benchmark.py --trained CONFIG CHECKPOINT [CONFIG CHECKPOINT ...]
@@ -52,7 +52,9 @@ each backend named, all in the same interleaved rounds: ``eager`` (PyTorch),
 :func:`mmvitdyn.deployment.compile_model`: DyT's packed path compiles into
 one graph) and ``onnx`` (the model exported to ONNX, opset
 :data:`~mmvitdyn.deployment.DEFAULT_OPSET`, and run by ONNX Runtime on the
-CPU with ``--threads`` intra-op threads; fp32 only). A row's speed-up and
+CPU with ``--threads`` intra-op threads, or with ``--onnx-providers
+CUDAExecutionProvider`` (or ``TensorrtExecutionProvider CUDAExecutionProvider``)
+on a CUDA device; fp32 only). A row's speed-up and
 FLOP ratio are against the first model under the same backend (ORT dense vs
 ORT DyT), and ``vs_eager`` is its median images/s over the same model's in
 eager. Compilation and export happen before the timing (compilation in the warm-up call).
@@ -66,7 +68,6 @@ import argparse
 import os
 import os.path as osp
 import tempfile
-from functools import partial
 from typing import Callable, Dict, List, NamedTuple
 
 import torch
@@ -75,19 +76,17 @@ from torch import nn
 
 from mmvitdyn.analysis import (DyTFlopCounter, TensorForward, calibrate_gates, count_flops,
                                find_dyt_backbone, part_rates, val_images)
-from mmvitdyn.benchmark import (ClipClassifier, comparison_rows, format_table, iqr,
-                                ratio_of_medians, run_conditions, time_interleaved, write_report)
+from mmvitdyn.benchmark import (Backends, ClipClassifier, backend_rows, format_table, iqr,
+                                run_conditions, time_backends, write_report)
 from mmvitdyn.checkpoint import trusted_checkpoints, trusted_names
-from mmvitdyn.cli import add_timing_options, add_trust_option, parse_timing_options
-from mmvitdyn.deployment import OnnxRuntimeModel, compile_model, export_onnx
+from mmvitdyn.cli import (add_backend_options, add_timing_options, add_trust_option,
+                          parse_backend_options, parse_timing_options)
 from mmvitdyn.engine import load_config
 from mmvitdyn.models import DyTViT
 from mmvitdyn.models.layers import DISPATCH_PARTS
 
 # --batch-sizes of each mode when none are given.
 DEFAULT_BATCH_SIZES = {'inference': [16, 1], 'reduction': [16], 'trained': [64]}
-# --backends: how a model runs (see the module docstring).
-BACKENDS = ('eager', 'compile', 'onnx')
 
 
 def parse_args(argv=None):
@@ -134,16 +133,9 @@ def parse_args(argv=None):
         metavar='CONFIG CHECKPOINT',
         help='time trained models instead: pairs of config and checkpoint, on the first '
         'validation images (a batch of each --batch-sizes)')
-    parser.add_argument(
-        '--backends',
-        nargs='+',
-        default=['eager'],
-        choices=BACKENDS,
-        help='time every model under each of these, side by side (default: eager)')
+    add_backend_options(parser)
     add_trust_option(parser)
     args = parser.parse_args(argv)
-    if len(set(args.backends)) < len(args.backends):
-        parser.error(f'--backends {" ".join(args.backends)} names a backend twice')
     if args.trust_checkpoint is not None and not args.trained:
         parser.error('--trust-checkpoint applies to the checkpoints of --trained; no other mode '
                      'loads one')
@@ -158,9 +150,7 @@ def parse_args(argv=None):
     parse_timing_options(parser, args)
     if 'onnx' in args.backends and args.frames is not None:
         parser.error('--backends onnx exports image models; --frames times eager or compile')
-    if 'onnx' in args.backends and (args.device.type != 'cpu' or args.amp is not None):
-        parser.error(f'--backends onnx runs ONNX Runtime on the CPU in fp32: it needs --device '
-                     f'cpu and no --amp (got --device {args.device}, --amp {args.amp})')
+    parse_backend_options(parser, args)
     return parser, args
 
 
@@ -246,72 +236,21 @@ def trained_settings(args) -> Dict[int, List[Setting]]:
     return settings
 
 
-class Backends:
-    """What timing calls for a setting under each backend of ``--backends``.
-
-    A model is compiled or exported once, the first time it is asked for (the
-    dense model serves every batch size), and kept (so its ``id`` stays its own).
-
-    Args:
-        threads (int): ONNX Runtime's intra-op threads.
-        onnx_dir (str): Where the ONNX exports are written.
-    """
-
-    def __init__(self, threads: int, onnx_dir: str):
-        self.threads = threads
-        self.onnx_dir = onnx_dir
-        self.made: Dict[tuple, tuple] = {}
-
-    def call(self, backend: str, setting: Setting) -> Callable[[], object]:
-        """``setting``'s model on its batch under ``backend``, as a call without arguments."""
-        key = (backend, id(setting.model))
-        if key not in self.made:
-            self.made[key] = (setting.model, self._make(backend, setting))
-        return partial(self.made[key][1], setting.inputs)
-
-    def _make(self, backend: str, setting: Setting) -> Callable:
-        if backend == 'eager':
-            return setting.model
-        if backend == 'compile':
-            return compile_model(setting.model)
-        path = osp.join(self.onnx_dir, f'model{len(self.made)}.onnx')
-        example = setting.inputs  # the export's example batch must be >= 2
-        if example.shape[0] == 1:
-            example = example.repeat(2, 1, 1, 1)
-        export_onnx(setting.model, example, path)
-        return OnnxRuntimeModel(path, threads=self.threads)
-
-
 def time_rows(args, settings: List[Setting], backends: Backends) -> List[dict]:
     """Time ``settings`` under each of ``args.backends`` side by side on their batch; a row
-    each, backend by backend (see :func:`comparison_rows`; the first setting under the same
+    each, backend by backend (see :func:`backend_rows`; the first setting under the same
     backend is the base of the speed-ups; ``vs_eager``: the speed over eager)."""
-    fns = {
-        f'{s.name} [{backend}]': backends.call(backend, s)
-        for backend in args.backends
-        for s in settings
-    }
-    with torch.inference_mode():
-        samples = time_interleaved(
-            fns, args.runs, args.device, min_time=args.min_time, amp=args.amp)
+    timed = {s.name: (s.model, s.inputs) for s in settings}
+    samples = time_backends(backends, args.backends, timed, args.runs, args.device, args.min_time,
+                            args.amp)
     flops = {s.name: s.flops for s in settings}
     clips = settings[0].inputs.dim() > 4  # (B, C, T, H, W); a recogniser's (B, views, C, T, H, W)
-    unit = 'clips' if clips else 'images'
-    rows, eager_rows = [], {}
-    for backend in args.backends:
-        seconds = {s.name: samples[f'{s.name} [{backend}]'] for s in settings}
-        backend_rows = comparison_rows(seconds, settings[0].name, settings[0].inputs.shape[0],
-                                       args.device, args.amp, flops, unit)
-        for row, s in zip(backend_rows, settings):
-            row.update(backend=backend, act_rate=s.rate)
-            if clips:
-                row['frames'] = settings[0].inputs.shape[-3]
-            if backend != 'eager' and 'eager' in args.backends:
-                row['vs_eager'] = ratio_of_medians(row[f'{unit}_per_s'],
-                                                   eager_rows[s.name][f'{unit}_per_s'])
-            rows.append(row)
-            if backend == 'eager':
-                eager_rows[s.name] = row
+    rows = backend_rows(samples, settings[0].name, settings[0].inputs.shape[0], args.device,
+                        args.amp, flops, 'clips' if clips else 'images')
+    for row, s in zip(rows, settings * len(args.backends)):
+        row['act_rate'] = s.rate
+        if clips:
+            row['frames'] = settings[0].inputs.shape[-3]
     return rows
 
 
@@ -465,7 +404,7 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     with trusted_checkpoints(trusted_names(args.trust_checkpoint, (args.trained or [])[1::2])), \
             tempfile.TemporaryDirectory() as onnx_dir:
-        rows = BENCHMARKS[args.mode](args, Backends(args.threads, onnx_dir))
+        rows = BENCHMARKS[args.mode](args, Backends(args.threads, onnx_dir, args.onnx_providers))
     columns = COLUMNS + (CPU_COLUMNS if args.device.type == 'cpu' else [])
     if rows and 'clips_per_s' in rows[0]:
         columns = [CLIP_COLUMNS.get(column[0], column) for column in columns]

@@ -3,7 +3,7 @@
     python tools/analysis_tools/benchmark_dense.py [--task det seg seg-pyramid]
         [--backbone-only] [--arch base] [--det-size 1024] [--seg-size 512] [--rate 0.5] [--runs 5]
         [--threads N] [--batch-sizes 1] [--device cpu|cuda|cuda:N] [--amp fp16|bf16]
-        [--json OUT]
+        [--backends eager [compile onnx]] [--onnx-providers NAME [NAME ...]] [--json OUT]
 
 Detection (det): the windowed ViT of ViTDet (DyTViTDet, MLP dispatch,
 adapter d = 128) and its simple feature pyramid. Segmentation, the two
@@ -28,20 +28,29 @@ the ratio of the median images/s shown. FLOPs per image (one multiply-add = one
 FLOP, attention matmuls included) are counted by tracing that same forward
 in fp32, so the DyT count is that of the active tokens. The target: speed-up
 >= 0.85 x FLOP ratio. ``--json OUT`` writes the rows.
+
+Backends (``--backends``, ``--onnx-providers``: as benchmark.py's, through
+:class:`mmvitdyn.benchmark.Backends`): every timed part runs under each, all in
+the same rounds; under ``onnx`` the dense model is the part exported in
+complete mode, DyT the part exported as it runs (with ``--backbone-only`` the
+backbone, its outputs the tuple of feature maps). A row's speed-up is over
+dense under the same backend, ``vs_eager`` its images/s over the same model's
+in eager.
 """
 import mmvitdyn  # noqa: F401 (first: OpenMP's wait policy, before torch loads) isort: skip
 import argparse
-from contextlib import nullcontext
-from typing import Callable, Dict, List, Optional, Tuple
+import tempfile
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from mmengine.logging import MMLogger
 from torch import nn
 
 from mmvitdyn.analysis import calibrate_gates, count_flops
-from mmvitdyn.benchmark import (comparison_rows, format_table, iqr, run_conditions,
-                                time_interleaved, write_report)
-from mmvitdyn.cli import add_timing_options, parse_timing_options
+from mmvitdyn.benchmark import (Backends, backend_rows, format_table, iqr, run_conditions,
+                                time_backends, write_report)
+from mmvitdyn.cli import (add_backend_options, add_timing_options, parse_backend_options,
+                          parse_timing_options)
 from mmvitdyn.models import DyTViT, DyTViTDet, SimpleFPN
 
 TARGET = 0.85
@@ -58,18 +67,36 @@ def parse_args(argv=None):
     parser.add_argument('--seg-size', type=int, default=512, help='segmentation input side')
     parser.add_argument('--rate', type=float, default=0.5, help='activation rate to calibrate to')
     add_timing_options(parser, batch_sizes=[1], runs=5)
-    parser.add_argument('--threads', type=int, help='torch threads (default: torch\'s choice)')
+    parser.add_argument(
+        '--threads', type=int, help='torch (and ONNX Runtime) threads (default: their choice)')
+    add_backend_options(parser)
     args = parser.parse_args(argv)
     for name in ('det_size', 'seg_size'):
         if getattr(args, name) % 16:
             parser.error(f'--{name.replace("_", "-")} must be a multiple of the patch size 16')
     parse_timing_options(parser, args)
+    parse_backend_options(parser, args)
     return args
 
 
 def every_quarter(num_layers: int) -> Tuple[int, ...]:
     """The last block of each quarter: (2, 5, 8, 11) for 12 blocks."""
     return tuple(range(num_layers // 4 - 1, num_layers, num_layers // 4))
+
+
+class CompleteMode(nn.Module):
+    """``model`` run with every token through every block part of ``backbone`` (a
+    part of ``model``, in its ``complete_mode``): the dense model, for any backend."""
+
+    def __init__(self, model: nn.Module, backbone: nn.Module):
+        super().__init__()
+        self.model = model
+        self.complete_mode = backbone.complete_mode  # a method: the backbone stays model's
+        self.train(model.training)
+
+    def forward(self, x: torch.Tensor):
+        with self.complete_mode():
+            return self.model(x)
 
 
 class Pipeline(nn.Module):
@@ -153,14 +180,17 @@ def benchmark(task: str,
               size: int,
               rate: float,
               runs: int,
+              backends: Backends,
+              names: Sequence[str] = ('eager', ),
               batch: int = 1,
               device: torch.device = torch.device('cpu'),
               amp: Optional[str] = None,
               necks: bool = True) -> List[dict]:
     """Rows of ``task``'s timed parts (the backbone alone unless ``necks``),
-    dense then DyT (with ``meets_target``), at ``batch`` random images (the
-    dispatchers calibrated on them to ``rate``); see :func:`comparison_rows`
-    for the figures."""
+    backend by backend (``names``, made by ``backends``), dense then DyT (with
+    ``meets_target``), at ``batch`` random images (the dispatchers calibrated
+    on them to ``rate``); see :func:`~mmvitdyn.benchmark.backend_rows` for the
+    figures."""
     torch.manual_seed(0)
     backbone, parts = TASKS[task](arch, size, necks)
     backbone.init_weights()
@@ -171,30 +201,21 @@ def benchmark(task: str,
     with torch.inference_mode():
         backbone(images)
     act_rate = backbone.activation_rates()['act_rate']
-    modes = {'dense': backbone.complete_mode, 'DyT': nullcontext}
     rows = []
     for part, model in parts:
-        flops = {}
-        for mode, context in modes.items():
-            with context():
-                flops[mode] = count_flops(model, images) / batch
-
-        def run(context, model=model):
-            with context():
-                model(images)
-
-        fns = {mode: (lambda c=context: run(c)) for mode, context in modes.items()}
-        with torch.inference_mode():
-            samples = time_interleaved(fns, runs, device, amp=amp)
-        for row in comparison_rows(samples, 'dense', batch, device, amp, flops):
-            rows.append(
-                dict(
-                    row,
-                    task=task,
-                    input_size=size,
-                    part=part,
-                    act_rate=act_rate if row['model'] == 'DyT' else 1.0))
-        rows[-1]['meets_target'] = rows[-1]['speedup_per_flop_ratio'] >= TARGET
+        models = {'dense': CompleteMode(model, backbone), 'DyT': model}
+        flops = {mode: count_flops(m, images) / batch for mode, m in models.items()}
+        timed = {mode: (m, images) for mode, m in models.items()}
+        samples = time_backends(backends, names, timed, runs, device, amp=amp)
+        for row in backend_rows(samples, 'dense', batch, device, amp, flops):
+            row.update(
+                task=task,
+                input_size=size,
+                part=part,
+                act_rate=act_rate if row['model'] == 'DyT' else 1.0)
+            if row['model'] == 'DyT':
+                row['meets_target'] = row['speedup_per_flop_ratio'] >= TARGET
+            rows.append(row)
     return rows
 
 
@@ -205,6 +226,7 @@ COLUMNS = [
     ('part', 'part', 's'),
     ('batch', 'batch_size', 'd'),
     ('model', 'model', 's'),
+    ('backend', 'backend', 's'),
     ('act.', 'act_rate', '.2f'),
     ('ms/batch', lambda row: 1e3 * row['batch_size'] / row['images_per_s']['median'], '.1f'),
     ('img/s', 'images_per_s.median', '.2f'),
@@ -214,6 +236,7 @@ COLUMNS = [
     ('FLOP ratio', 'flop_ratio', '.3f'),
     ('speed-up/FLOP ratio', 'speedup_per_flop_ratio', '.3f'),
     (f'target {TARGET}', lambda row: VERDICTS.get(row.get('meets_target')), 's'),
+    ('vs eager', 'vs_eager', '.3f'),
 ]
 
 
@@ -223,14 +246,20 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     rows = []
-    for task in args.task:
-        size = args.det_size if task == 'det' else args.seg_size
-        for batch in args.batch_sizes:
-            rows += benchmark(task, args.arch, size, args.rate, args.runs, batch, args.device,
-                              args.amp, not args.backbone_only)
+    with tempfile.TemporaryDirectory() as onnx_dir:
+        backends = Backends(args.threads, onnx_dir, args.onnx_providers)
+        for task in args.task:
+            size = args.det_size if task == 'det' else args.seg_size
+            for batch in args.batch_sizes:
+                rows += benchmark(task, args.arch, size, args.rate, args.runs, backends,
+                                  args.backends, batch, args.device, args.amp,
+                                  not args.backbone_only)
     print(f'arch {args.arch}, rate {args.rate}, '
           f'{run_conditions(args.device, args.amp, args.runs)}')
-    print(format_table(rows, COLUMNS))
+    columns = COLUMNS
+    if args.backends == ['eager']:
+        columns = [c for c in columns if c[0] not in ('backend', 'vs eager')]
+    print(format_table(rows, columns))
     if args.json:
         write_report(args.json, 'benchmark_dense.py', vars(args), rows, args.device)
 

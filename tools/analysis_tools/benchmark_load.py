@@ -1,9 +1,10 @@
 """The demo's training step on an idle and on a busy machine, per OpenMP wait policy.
 
     python tools/analysis_tools/benchmark_load.py [--config CFG] [--steps 5]
-        [--policies ACTIVE PASSIVE] [--json OUT]
+        [--policies ACTIVE PASSIVE SHORT-SPIN] [--json OUT]
 
-For each policy (``OMP_WAIT_POLICY``; mmvitdyn's default is PASSIVE,
+For each policy (``OMP_WAIT_POLICY``, and libgomp's ``GOMP_SPINCOUNT``: ACTIVE,
+PASSIVE, and SHORT-SPIN, mmvitdyn's default: PASSIVE with a short spin,
 mmvitdyn/openmp_wait.py) the step of ``--config`` (by default the demo's ViT,
 6 layers, 192 wide, a batch of 32 images of 32 px, AdamW) is timed in a fresh
 process (OpenMP reads the policy when torch loads), first alone, then beside a
@@ -27,9 +28,15 @@ from typing import List, Optional
 import torch
 
 from mmvitdyn.benchmark import Column, format_table, iqr, spread, write_report
+from mmvitdyn.openmp_wait import DEFAULT_SPIN_COUNT, SPIN_COUNT, WAIT_POLICY
 
 DEMO_CONFIG = 'configs/vit/vit-mini-p4_1xb32-20e_digits-32px.py'
-POLICIES = ('ACTIVE', 'PASSIVE')
+# Policy -> (OMP_WAIT_POLICY, GOMP_SPINCOUNT or None: libgomp's default for the policy).
+POLICIES = {
+    'ACTIVE': ('ACTIVE', None),
+    'PASSIVE': ('PASSIVE', None),
+    'SHORT-SPIN': ('PASSIVE', DEFAULT_SPIN_COUNT),
+}
 WARMUP_STEPS = 2
 READY = 'ready'
 
@@ -81,7 +88,10 @@ def run_steps(config: str, steps: int) -> None:
 
 
 def _worker(config: str, steps: int, policy: str) -> subprocess.Popen:
-    env = {**os.environ, 'OMP_WAIT_POLICY': policy}
+    wait, spins = POLICIES[policy]
+    env = {**os.environ, WAIT_POLICY: wait, SPIN_COUNT: spins}
+    if spins is None:  # libgomp's own count for the policy
+        del env[SPIN_COUNT]
     return subprocess.Popen([sys.executable, __file__, '--config', config, '--worker',
                              str(steps)],
                             env=env,

@@ -9,7 +9,7 @@ Writes into ``--out-dir`` (default ``work_dirs/dispatch_maps``):
 - ``activation_rates.json``: the same figures, overall and per image;
 - ``<image name>_dispatch.png`` per image: the image, then for each
   dispatched part (row) and block (column) the image with the patches that
-  skip the part shaded red.
+  skip the part hatched dark grey.
 The model is built as the Runner builds it (:func:`mmvitdyn.apis.init_model`);
 images go through the config's test pipeline (without its annotation
 loading) and the model's data preprocessor, as in evaluation.

@@ -5,7 +5,7 @@
 # (data/sthv2/videos/*.webm and sthv2_{train,val}_list_videos.txt), decoded with
 # PyAV (sthv2_dataset.py l. 114-116). Normalisation (mean = std = 127.5) is the
 # model's (configs/_base_/models/dyt-video-vit-b-p16.py).
-dataset_type = 'VideoDataset'
+_base_ = ['./video-list-file_bs16.py']
 data_root = 'data/sthv2'
 
 # TSN-style: the video cut into 8 equal segments, one random frame of each
@@ -51,31 +51,17 @@ test_pipeline = [
     dict(type='PackActionInputs'),
 ]
 
-# 16 clips per GPU (train_video.sh l. 44), for the validation too (main_video.py
-# l. 201).
+# Batch (16 clips per GPU), workers, samplers and metric: video-list-file_bs16.py.
 train_dataloader = dict(
-    batch_size=16,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=True),
     dataset=dict(
-        type=dataset_type,
         data_root=data_root,
         ann_file='sthv2_train_list_videos.txt',
         data_prefix=dict(video='videos'),
         pipeline=train_pipeline))
 val_dataloader = dict(
-    batch_size=16,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
     dataset=dict(
-        type=dataset_type,
         data_root=data_root,
         ann_file='sthv2_val_list_videos.txt',
         data_prefix=dict(video='videos'),
-        pipeline=test_pipeline,
-        test_mode=True))
-val_evaluator = dict(type='AccMetric')
+        pipeline=test_pipeline))
 test_dataloader = val_dataloader
-test_evaluator = val_evaluator

@@ -1,10 +1,12 @@
 """The LeViT descendant of Cluster-Learngene and its block baselines: ``LearngeneLeViT``."""
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine.logging import MMLogger
 from mmengine.registry import MODELS
 from mmpretrain.models import LeViT
+from torch import nn
 
 from ...checkpoint import loads_checkpoint
 from ...utils import check_int
@@ -17,13 +19,120 @@ from ..inheritance import (check_built_from, copy_state, copy_tensors, head_assi
 from .inheritance_record import InheritanceRecord
 
 DESCENDANT_ARCH_KEYS = ('num_heads', 'omega', 'depths')
-# init_mode -> the learngene file it reads.
-INIT_MODES = {
-    'cluster': LeViTLearngene,
-    'heuristic': LeViTBlockLearngene,
-    'auto': LeViTBlockLearngene
-}
 AnyLeViTLearngene = Union[LeViTLearngene, LeViTBlockLearngene]
+# An attention block and its MLP: (module, its name in the descendant) each.
+BlockPair = Tuple[Tuple[nn.Module, str], Tuple[nn.Module, str]]
+
+
+class ClusterInit:
+    """``init_mode='cluster'``: a :class:`LeViTLearngene`; descendant block i of a stage takes
+    learngene layer i mod (ancestry depth), its heads the layer's centroids by priority, its MLP
+    the layer's FFN group."""
+
+    def load(self, path: str, mmap: bool) -> LeViTLearngene:
+        return LeViTLearngene.load(path, mmap=mmap)
+
+    def check_heads(self, heads: List[int], ancestry: dict) -> None:
+        """Any heads per stage."""
+
+    def sources(self, learngene: LeViTLearngene, depths: Sequence[int]) -> List[List[int]]:
+        """Learngene layer of every block, per stage."""
+        return [layer_sources(old, new) for old, new in zip(learngene.ancestry['depths'], depths)]
+
+    def assignments(self, learngene: LeViTLearngene, sources: List[List[int]],
+                    heads: List[int]) -> List[List[List[int]]]:
+        """Centroid of every head of every block, per stage."""
+        return [[head_assignment(counts[source], h) for source in stage]
+                for counts, stage, h in zip(learngene.num_centroids, sources, heads)]
+
+    def built_from(self, model: 'LearngeneLeViT', learngene: LeViTLearngene) -> Tuple[dict, dict]:
+        """What ``model`` was built with and what ``learngene`` gives, for ``check_built_from``."""
+        return ({
+            'heads from centroids': model.assignments
+        }, {
+            'heads from centroids': self.assignments(learngene, model.sources, model.heads)
+        })
+
+    def downsample_states(self, learngene: LeViTLearngene,
+                          stage: int) -> Tuple[Tuple[Tensors, str], ...]:
+        """(state, learngene field) of the subsample attention before ``stage`` and of its MLP."""
+        condensed = learngene.stages[stage]
+        return ((condensed.downsample, f'stages[{stage}].downsample'),
+                (condensed.downsample_mlp, f'stages[{stage}].downsample_mlp'))
+
+    def copy_block(self, learngene: LeViTLearngene, stage: int, source: int,
+                   assignment: Sequence[int], pair: BlockPair, inherited: Dict[str, int]) -> None:
+        """Copy learngene layer ``source`` of ``stage`` (heads ``assignment``) and its FFN group
+        into ``pair``, recording the parameters in ``inherited``."""
+        (attn, attn_name), (mlp, mlp_name) = pair
+        condensed = learngene.stages[stage]
+        copy_tensors(attn, head_tensors(condensed.layers[source], assignment), attn_name, inherited)
+        group = condensed.group_of(source)
+        copy_state(mlp, condensed.ffn_groups[group].weights, mlp_name,
+                   f'stages[{stage}].ffn_groups[{group}]', inherited)
+
+
+@dataclass(frozen=True)
+class BlockInit:
+    """``init_mode`` ``method`` ('heuristic' / 'auto'): a :class:`LeViTBlockLearngene` of that
+    method; whole blocks of the ancestry's heads where it has them, the others random."""
+
+    method: str
+
+    def load(self, path: str, mmap: bool) -> LeViTBlockLearngene:
+        learngene = LeViTBlockLearngene.load(path, mmap=mmap)
+        if learngene.method != self.method:
+            raise ValueError(f"init_mode={self.method!r} needs a {self.method} learngene; {path} "
+                             f"is the {learngene.method} learngene")
+        return learngene
+
+    def check_heads(self, heads: List[int], ancestry: dict) -> None:
+        """``ValueError`` unless ``heads`` per stage are the ancestry's."""
+        if heads != ancestry['num_heads']:
+            raise ValueError(f"init_mode={self.method!r} inherits whole blocks of "
+                             f"{ancestry['num_heads']} heads per stage; arch gives {heads} (keep "
+                             "the learngene's)")
+
+    def sources(self, learngene: LeViTBlockLearngene,
+                depths: Sequence[int]) -> List[List[Optional[int]]]:
+        """Learngene block of every block (None: random), per stage."""
+        return learngene.sources(list(depths))
+
+    def assignments(self, learngene: LeViTBlockLearngene, sources: List[List[Optional[int]]],
+                    heads: List[int]) -> List[List[List[int]]]:
+        """Every head its own, per block and stage."""
+        return [[list(range(h))] * len(stage) for stage, h in zip(sources, heads)]
+
+    def built_from(self, model: 'LearngeneLeViT',
+                   learngene: LeViTBlockLearngene) -> Tuple[dict, dict]:
+        """What ``model`` was built with and what ``learngene`` gives, for ``check_built_from``."""
+        return ({
+            'learngene blocks': model.sources
+        }, {
+            'learngene blocks': self.sources(learngene, model.depths)
+        })
+
+    def downsample_states(self, learngene: LeViTBlockLearngene,
+                          stage: int) -> Tuple[Tuple[Tensors, str], ...]:
+        """(state, learngene field) of the subsample attention before ``stage`` and of its MLP."""
+        return ((learngene.downsamples[stage], f'downsamples[{stage}]'),
+                (learngene.downsample_mlps[stage], f'downsample_mlps[{stage}]'))
+
+    def copy_block(self, learngene: LeViTBlockLearngene, stage: int, source: int,
+                   assignment: Sequence[int], pair: BlockPair, inherited: Dict[str, int]) -> None:
+        """Copy learngene block ``source`` into ``pair`` (``stage``, ``assignment``: unused),
+        recording the parameters in ``inherited``."""
+        for (module, name), part in zip(pair, ('attn', 'mlp')):
+            copy_state(module, learngene.blocks[source][part], name, f'blocks[{source}].{part}',
+                       inherited)
+
+
+# init_mode -> how it initialises.
+INIT_MODES = {
+    'cluster': ClusterInit(),
+    'heuristic': BlockInit('heuristic'),
+    'auto': BlockInit('auto'),
+}
 
 
 class LeViTArch(dict):
@@ -115,9 +224,7 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
                 raise ValueError(f"{key}={given!r} differs from the learngene's {value!r} "
                                  f'({learngene})')
         heads, depths = descendant_stages(arch, a)
-        if init_mode != 'cluster' and heads != a['num_heads']:
-            raise ValueError(f"init_mode={init_mode!r} inherits whole blocks of {a['num_heads']} "
-                             f'heads per stage; arch gives {heads} (keep the learngene\'s)')
+        INIT_MODES[init_mode].check_heads(heads, a)
         super().__init__(
             arch=levit_arch(a['embed_dims'], heads, depths, a['key_dims']), **fixed, **kwargs)
         self.learngene_path = learngene
@@ -125,36 +232,23 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
         self.heads = heads
         # Learngene block of every block (None: random), and centroid
         # (priority rank) of every head, per stage.
-        self.sources = self._sources(meta, depths)
-        self.assignments = self._assignments(meta)
+        self.sources = self.init_strategy.sources(meta, depths)
+        self.assignments = self.init_strategy.assignments(meta, self.sources, heads)
         # Parameter name -> size, for what the learngene initialised.
         self.inherited: Dict[str, int] = {}
         self._register_load_state_dict_pre_hook(self.forget_loaded)
 
+    @property
+    def init_strategy(self) -> Union[ClusterInit, BlockInit]:
+        """How :attr:`init_mode` initialises (:data:`INIT_MODES`)."""
+        return INIT_MODES[self.init_mode]
+
     @staticmethod
     def _load_learngene(path: str, init_mode: str, mmap: bool = False) -> AnyLeViTLearngene:
         """The learngene of ``init_mode`` read from ``path``."""
-        if init_mode not in INIT_MODES:
+        if not isinstance(init_mode, str) or init_mode not in INIT_MODES:
             raise ValueError(f'init_mode={init_mode!r} is not one of {list(INIT_MODES)}')
-        learngene = INIT_MODES[init_mode].load(path, mmap=mmap)
-        if init_mode != 'cluster' and learngene.method != init_mode:
-            raise ValueError(f"init_mode={init_mode!r} needs a {init_mode} learngene; {path} is "
-                             f"the {learngene.method} learngene")
-        return learngene
-
-    def _sources(self, learngene: AnyLeViTLearngene,
-                 depths: Sequence[int]) -> List[List[Optional[int]]]:
-        if self.init_mode == 'cluster':
-            return [
-                layer_sources(old, new) for old, new in zip(learngene.ancestry['depths'], depths)
-            ]
-        return learngene.sources(list(depths))
-
-    def _assignments(self, learngene: AnyLeViTLearngene) -> List[List[List[int]]]:
-        if self.init_mode != 'cluster':  # whole blocks
-            return [[list(range(h))] * len(sources) for sources, h in zip(self.sources, self.heads)]
-        return [[head_assignment(counts[source], h) for source in sources]
-                for counts, sources, h in zip(learngene.num_centroids, self.sources, self.heads)]
+        return INIT_MODES[init_mode].load(path, mmap)
 
     def init_weights(self):
         """Default init (or the ``init_cfg`` checkpoint), then inherit unless a checkpoint was
@@ -177,52 +271,27 @@ class LearngeneLeViT(InheritanceRecord, LeViT):
                 counts (blocks) than the one it was built from.
         """
         learngene.validate()
-        if self.init_mode == 'cluster':
-            check_built_from(self, self.learngene_path, {'heads from centroids': self.assignments},
-                             {'heads from centroids': self._assignments(learngene)})
-        else:
-            check_built_from(self, self.learngene_path, {'learngene blocks': self.sources},
-                             {'learngene blocks': self._sources(learngene, self.depths)})
+        strategy = self.init_strategy
+        check_built_from(self, self.learngene_path, *strategy.built_from(self, learngene))
         inherited: Dict[str, int] = {}
         copy_state(self.patch_embed, learngene.embeddings, 'patch_embed', 'embeddings', inherited)
         for s, stage in enumerate(self.stages):
             layout = stage_layout(stage)
             if layout.downsample is not None:
                 attn, mlp = layout.downsample
-                (attn_state, attn_field), (mlp_state, mlp_field) = downsample_states(learngene, s)
+                (attn_state, attn_field), (mlp_state,
+                                           mlp_field) = strategy.downsample_states(learngene, s)
                 copy_state(stage[attn], attn_state, f'stages.{s}.{attn}', attn_field, inherited)
                 copy_state(stage[mlp].block, mlp_state, f'stages.{s}.{mlp}.block', mlp_field,
                            inherited)
             for (attn, mlp), source, assignment in zip(layout.blocks, self.sources[s],
                                                        self.assignments[s]):
-                if source is None:
-                    continue
-                if self.init_mode == 'cluster':
-                    condensed = learngene.stages[s]
-                    copy_tensors(stage[attn].block,
-                                 head_tensors(condensed.layers[source], assignment),
-                                 f'stages.{s}.{attn}.block', inherited)
-                    group = condensed.group_of(source)
-                    mlp_state = condensed.ffn_groups[group].weights
-                    mlp_field = f'stages[{s}].ffn_groups[{group}]'
-                else:
-                    copy_state(stage[attn].block, learngene.blocks[source]['attn'],
-                               f'stages.{s}.{attn}.block', f'blocks[{source}].attn', inherited)
-                    mlp_state, mlp_field = learngene.blocks[source]['mlp'], f'blocks[{source}].mlp'
-                copy_state(stage[mlp].block, mlp_state, f'stages.{s}.{mlp}.block', mlp_field,
-                           inherited)
+                if source is not None:
+                    pair = ((stage[attn].block, f'stages.{s}.{attn}.block'),
+                            (stage[mlp].block, f'stages.{s}.{mlp}.block'))
+                    strategy.copy_block(learngene, s, source, assignment, pair, inherited)
         self.inherited = inherited
         self.train(self.training)  # LeViT's attentions cache their biases in eval mode
-
-
-def downsample_states(learngene: AnyLeViTLearngene, stage: int) -> Tuple[Tuple[Tensors, str], ...]:
-    """(state, learngene field) of the subsample attention before ``stage`` and of its MLP."""
-    if isinstance(learngene, LeViTBlockLearngene):
-        return ((learngene.downsamples[stage], f'downsamples[{stage}]'),
-                (learngene.downsample_mlps[stage], f'downsample_mlps[{stage}]'))
-    condensed = learngene.stages[stage]
-    return ((condensed.downsample, f'stages[{stage}].downsample'),
-            (condensed.downsample_mlp, f'stages[{stage}].downsample_mlp'))
 
 
 def head_tensors(layer: LeViTLayer, assignment: Sequence[int]) -> Tensors:

@@ -29,19 +29,18 @@ def on_rows(fn: Callable[[torch.Tensor], torch.Tensor], rows: torch.Tensor) -> t
     return fn(rows.unsqueeze(0)).squeeze(0)
 
 
-def packed_rows(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
-                mask: torch.Tensor) -> torch.Tensor:
-    """:func:`masked_rows` computing only the active rows (:func:`on_rows`): x
-    (B, N, C), mask (B, N) nonzero = active -> (B, N, C_out)."""
+def add_packed_rows(out: torch.Tensor, fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
+                    mask: torch.Tensor) -> torch.Tensor:
+    """Add :func:`masked_rows` to ``out`` (B, N, C_out) in place, computing only the
+    active rows (:func:`on_rows`): x (B, N, C), mask (B, N) nonzero = active -> out."""
     active = mask.flatten() != 0
     if every_token_active(active):
-        return fn(x) * mask.unsqueeze(-1)
+        return out.add_(fn(x) * mask.unsqueeze(-1))
     b, n, c = x.shape
     index = active.nonzero().squeeze(1)
     rows = on_rows(fn, x.reshape(b * n, c).index_select(0, index))
     rows = rows * mask.flatten().index_select(0, index).unsqueeze(-1)
-    out = rows.new_zeros(b * n, rows.shape[-1])
-    return out.index_copy_(0, index, rows).view(b, n, -1)
+    return out.view(b * n, -1).index_add_(0, index, rows).view(b, n, -1)
 
 
 def masked_softmax_attention(attn: Attention,

@@ -6,7 +6,7 @@ from torch import nn
 
 from .adapter_block import AdapterBlock
 from .attention import Attention
-from .dispatch_ops import masked_attention, masked_rows, packed_attention, packed_rows
+from .dispatch_ops import add_packed_rows, masked_attention, masked_rows, packed_attention
 from .token_dispatcher import TokenDispatcher
 
 # The token dispatchers of each dispatch variant (paper Sec. 3.3), by the part they gate.
@@ -106,9 +106,11 @@ class DyTBlock(AdapterBlock):
 
         mlp_active = layer_active if layer_active is not None else self._mask('mlp', x)
         mlp = lambda t: self.ls2(self.mlp(self.norm2(t)))  # noqa: E731
-        if mlp_active is None:
-            mlp_out = mlp(x)
-        else:
-            mlp_out = (packed_rows if self._runs_packed() else masked_rows)(mlp, x, mlp_active)
+        if mlp_active is not None and self._runs_packed():
+            # The residual sum first, then the active rows added into it in place (x is
+            # this block's own sum, read before the addition; docs/benchmarks.md).
+            out = x + self.adapter(x) if self.adapter is not None else x
+            return add_packed_rows(out, mlp, x, mlp_active)
+        mlp_out = mlp(x) if mlp_active is None else masked_rows(mlp, x, mlp_active)
         out = x + self.drop_path(mlp_out)
         return out + self.adapter(x) if self.adapter is not None else out

@@ -110,7 +110,10 @@ class RelPosAttention(Attention):
             v,
             attn_mask=self.scores_bias(q, attn_grid, key_valid),
             dropout_p=self.attn_drop if self.training else 0.)
-        out = out.transpose(1, 2).flatten(2)
+        out = out.transpose(1, 2)
+        if torch.compiler.is_exporting():  # a copy for torch.export (docs/design_notes.md)
+            out = out.clone(memory_format=torch.contiguous_format)
+        out = out.flatten(2)
         if self.window_size:
             out = window_unpartition(
                 out.view(-1, window, window, out.shape[-1]), window, padded_grid,
