@@ -204,17 +204,10 @@ def load_demo():
     return load_tool('../demo/image_demo.py')
 
 
-@pytest.mark.parametrize('layout, refused', [
-    ('same name in two folders', 'would both be drawn to'),
-    ('out-dir inside the input folder', 'is inside the input folder'),
-])
-def test_outputs_that_would_collide_or_feed_back_are_refused(tmp_path, capsys, layout, refused):
+def refused_run(tmp_path, capsys, inputs, out_dir):
+    """The exit code and stderr of image_demo.py on ``inputs`` with ``--out-dir out_dir``
+    and a checkpoint it must never read."""
     from helpers.tools import load_tool
-    inputs = tmp_path / 'inputs'
-    for folder in ('a', 'b'):
-        (inputs / folder).mkdir(parents=True)
-        cv2.imwrite(str(inputs / folder / 'x.png'), np.zeros((8, 8, 3), np.uint8))
-    out_dir = tmp_path / 'out' if layout == 'same name in two folders' else inputs / 'out'
     (tmp_path / 'ckpt.pth').write_bytes(b'never read')
     with pytest.raises(SystemExit) as stop:
         load_tool('../demo/image_demo.py').main([
@@ -223,28 +216,33 @@ def test_outputs_that_would_collide_or_feed_back_are_refused(tmp_path, capsys, l
             str(tmp_path / 'ckpt.pth'), '--out-dir',
             str(out_dir)
         ])
-    assert stop.value.code == 2 and refused in capsys.readouterr().err
+    return stop.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize('layout, refused', [
+    ('same name in two folders', 'would both be drawn to'),
+    ('out-dir inside the input folder', 'is inside the input folder'),
+])
+def test_outputs_that_would_collide_or_feed_back_are_refused(tmp_path, capsys, layout, refused):
+    inputs = tmp_path / 'inputs'
+    for folder in ('a', 'b'):
+        (inputs / folder).mkdir(parents=True)
+        cv2.imwrite(str(inputs / folder / 'x.png'), np.zeros((8, 8, 3), np.uint8))
+    out_dir = tmp_path / 'out' if layout == 'same name in two folders' else inputs / 'out'
+    code, err = refused_run(tmp_path, capsys, inputs, out_dir)
+    assert code == 2 and refused in err
     assert not out_dir.exists()
 
 
 def test_a_picture_of_an_earlier_run_given_as_input_is_not_overwritten(tmp_path, capsys):
     """``out/vis/x.png`` as the input with ``--out-dir out``: the classification picture
     of x.png would be written over it."""
-    from helpers.tools import load_tool
     picture = tmp_path / 'out' / 'vis' / 'x.png'
     picture.parent.mkdir(parents=True)
     cv2.imwrite(str(picture), np.full((8, 8, 3), 7, np.uint8))
     before = picture.read_bytes()
-    (tmp_path / 'ckpt.pth').write_bytes(b'never read')
-    with pytest.raises(SystemExit) as stop:
-        load_tool('../demo/image_demo.py').main([
-            str(picture),
-            str(DYT_DIGITS_CFG),
-            str(tmp_path / 'ckpt.pth'), '--out-dir',
-            str(tmp_path / 'out')
-        ])
-    err = capsys.readouterr().err
-    assert stop.value.code == 2 and f'output {picture} is the input {picture}' in err
+    code, err = refused_run(tmp_path, capsys, picture, tmp_path / 'out')
+    assert code == 2 and f'output {picture} is the input {picture}' in err
     assert picture.read_bytes() == before and sorted(picture.parent.iterdir()) == [picture]
 
 
