@@ -27,11 +27,11 @@
 #   dense     benchmark_dense.py --backbone-only: the ViTDet 1024 and UperNet 512 backbones,
 #             dense vs DyT; fp32 and fp16
 #   onnx      benchmark.py and benchmark_dense.py --backends eager onnx: the dispatch comparison
-#             (ViT-B/16 224, activation 0.5, batch 1 and 64) and the ViTDet / UperNet backbones,
-#             eager and exported to ONNX, run by ONNX Runtime with each GPU provider it has
-#             (CUDAExecutionProvider; TensorrtExecutionProvider, CUDA for the rest), fp32;
-#             the log says which ran, and why a provider was skipped (a CPU-only ONNX Runtime:
-#             onnxruntime-gpu brings them)
+#             (ViT-B/16 224, activation 0.5, batch 1 and 64), the video model (8 frames, 1 clip;
+#             not in the dry run) and the ViTDet / UperNet backbones, eager and exported to
+#             ONNX, run by ONNX Runtime with each GPU provider it has (CUDAExecutionProvider;
+#             TensorrtExecutionProvider, CUDA for the rest), fp32; the log says which ran, and
+#             why a provider was skipped (a CPU-only ONNX Runtime: onnxruntime-gpu brings them)
 #   train     benchmark_train.py: the two-pass step, one graph and the dynamic pass, each
 #             without / with activation checkpointing (+cp), and AdaptFormer; ViT-B 224
 #             batch 64 and ViTDet 1024 batch 2, fp16
@@ -41,8 +41,8 @@
 # --dry-run (or DEVICE_CHECK_DRY_RUN=1): the same sequence on the CPU at tiny shapes
 # (ViT-tiny, 32 px images, clips of 2 frames, one batch size, one round, bf16 for fp16) in one
 # process, for the test suite (it installs nothing), at its minimum per tool: cls, video and
-# dense in fp32 only, the onnx rows with the CPU's provider (the GPU providers' rows only
-# planned: the log says which would run), three ViT training modes and two ViTDet ones. DEVICE_CHECK_TESTS: what pytest collects for the GPU-marked tests (default:
+# dense in fp32 only, the cls and UperNet onnx rows with the CPU's provider (the GPU providers'
+# rows only planned: the log says which would run), three ViT training modes and two ViTDet ones. DEVICE_CHECK_TESTS: what pytest collects for the GPU-marked tests (default:
 # tests). The report is $OUT/device_check.json when OUT is set, else
 # work_dirs/device_check/device_check.json; the log is beside it.
 set -euo pipefail
@@ -124,6 +124,7 @@ if DRY:
     cls_size = ['--arch', 'tiny', '--img-size', '32', '--patch-size', '8']
     cls_batches, rounds = ['2'], ['--runs', '1']
     onnx_batches = ['2']
+    onnx_tasks = ['seg']  # ViTDet's export: tests/test_tools/test_benchmark_dense.py
     video = ['--frames', '2', '--batch-sizes', '2']
     common = ['--device', 'cpu', '--threads', '1']
     cls_extra = ['--min-time', '0']
@@ -136,6 +137,7 @@ else:
     device, half, cls_size = 'cuda', 'fp16', []
     cls_batches, rounds = ['1', '64', '256'], ['--runs', '3']
     onnx_batches = ['1', '64']
+    onnx_tasks = ['det', 'seg']
     video = ['--frames', '8', '--batch-sizes', '1', '8']
     common = ['--device', 'cuda']
     cls_extra = ['--min-time', '0.5']
@@ -193,9 +195,13 @@ for label, providers in onnx_runs.items():
     STEPS += [
         (f'cls onnx {label}', 'benchmark.py', [*onnx, '--rates', '0.5', '--batch-sizes',
                                               *onnx_batches, *cls_size, *cls_extra]),
-        (f'dense onnx {label}', 'benchmark_dense.py', ['--task', 'det', 'seg', '--backbone-only',
+        (f'dense onnx {label}', 'benchmark_dense.py', ['--task', *onnx_tasks, '--backbone-only',
                                                       *onnx, *dense_size]),
     ]
+    if not DRY:  # the dry run's cls onnx row runs the same export and runtime code
+        STEPS.append((f'video onnx {label}', 'benchmark.py',
+                      [*onnx, '--frames', '8', '--batch-sizes', '1', '--rates', '0.5',
+                       *cls_extra]))
 print(f'ONNX Runtime rows (--backends eager onnx): {runtime}; run with ' +
       (', '.join(f'{label} ({" ".join(p)})' for label, p in onnx_runs.items()) or 'none') +
       (' (dry run: the CPU)' if DRY else ''), flush=True)

@@ -11,29 +11,34 @@ from .op_handles import extra_flop_handles
 Inputs = Union[torch.Tensor, Tuple[torch.Tensor, ...]]
 
 
-def is_recognizer(model: nn.Module) -> bool:
-    """Whether ``model`` is an mmaction2 recogniser (mmaction2 is not imported here)."""
+def is_recognizer(model: nn.Module, base: str = 'BaseRecognizer') -> bool:
+    """Whether ``model`` is an mmaction2 recogniser (``base``: a class of
+    ``mmaction.models.recognizers``, e.g. 'Recognizer3D'; mmaction2 is not imported here)."""
     recognizers = sys.modules.get('mmaction.models.recognizers')
-    return recognizers is not None and isinstance(model, recognizers.BaseRecognizer)
+    return recognizers is not None and isinstance(model, getattr(recognizers, base))
 
 
 class TensorForward(nn.Module):
     """``model(inputs, mode='tensor')`` as a plain ``forward(inputs)`` to trace;
     two-stage detectors: ``extract_feat`` (backbone and neck); mmaction2
     recognisers (whose ``'tensor'`` mode stops at the backbone): the head's
-    scores of clips (B, views, C, T, H, W)."""
+    scores of clips (B, views, C, T, H, W), one row a view (a ``Recognizer3D``
+    also takes clips (B, C, T, H, W), one view each)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
         self.features_only = hasattr(model, 'rpn_head') or hasattr(model, 'roi_head')
         self.recognizer = is_recognizer(model)
+        self.single_views = is_recognizer(model, 'Recognizer3D')  # (B, C, T, H, W) clips
         self.train(model.training)
 
     def forward(self, inputs: torch.Tensor):
         if self.features_only:
             return self.model.extract_feat(inputs)
         if self.recognizer:
+            if self.single_views and inputs.dim() == 5:
+                inputs = inputs.unsqueeze(1)
             return self.model.extract_feat(inputs, stage='head')[0]
         return self.model(inputs, mode='tensor')
 

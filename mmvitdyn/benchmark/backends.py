@@ -51,9 +51,9 @@ class Backends:
         if backend == 'compile':
             return compile_model(model)
         path = osp.join(self.onnx_dir, f'model{len(self.made)}.onnx')
-        example = inputs  # the export's example batch must be >= 2
+        example = inputs  # the export's example batch (images or clips) must be >= 2
         if example.shape[0] == 1:
-            example = example.repeat(2, 1, 1, 1)
+            example = example.repeat(2, *[1] * (example.dim() - 1))
         export_onnx(model, example, path)
         return OnnxRuntimeModel(path, threads=self.threads, providers=self.providers)
 

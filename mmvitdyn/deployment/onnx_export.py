@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..analysis import TensorForward
+from ..analysis import TensorForward, is_recognizer
 from ..settings import openmp_threads_spin
 
 # The ONNX opset the models are exported to: torch.onnx's default in torch 2.14
@@ -20,11 +20,14 @@ DEFAULT_OPSET = 20
 EXPORT_PARTS = ('model', 'backbone')
 # ONNX Runtime's execution providers OnnxRuntimeModel runs a model with.
 ONNX_PROVIDERS = ('CPUExecutionProvider', 'CUDAExecutionProvider', 'TensorrtExecutionProvider')
+# The inputs export_onnx takes, by number of dimensions: the ONNX input's name, its layout.
+INPUT_LAYOUTS = {4: ('images', '(B, 3, H, W)'), 5: ('clips', '(B, 3, T, H, W)')}
 
 
 def export_part(model: nn.Module, part: str = 'model') -> nn.Module:
     """``TensorForward(model)`` for ``part='model'`` or ``model.backbone`` for
-    'backbone' (:data:`EXPORT_PARTS`): ``forward(images)`` of one tensor."""
+    'backbone' (:data:`EXPORT_PARTS`): ``forward(inputs)`` of one tensor, images or
+    (a recogniser's) clips (B, 3, T, H, W)."""
     if part not in EXPORT_PARTS:
         raise ValueError(f'part={part!r} is not one of {EXPORT_PARTS}')
     if part == 'model':
@@ -37,13 +40,19 @@ def export_part(model: nn.Module, part: str = 'model') -> nn.Module:
 
 
 def input_size(model: nn.Module) -> Tuple[int, int]:
-    """(H, W) of the images a ViT backbone's position embedding is made for
-    (its patch grid times its patch size), else 224 x 224."""
+    """(H, W) of the images (a video backbone's frames) a ViT backbone's position
+    embedding is made for (its patch grid times its patch size), else 224 x 224."""
     backbone = getattr(model, 'backbone', model)
+    backbone = getattr(backbone, 'vit', backbone)  # DyTVideoViT: the frame ViT
     grid, patch = getattr(backbone, 'patch_resolution', None), getattr(backbone, 'patch_size', None)
     if grid is None or patch is None:
         return 224, 224
     return grid[0] * patch, grid[1] * patch
+
+
+# mmaction2's video readers (the first transform of a test pipeline) whose decoders give
+# RGB frames (DecordDecode, PyAVDecode's to_rgb, OpenCVDecode's reversed BGR).
+RGB_VIDEO_READERS = ('DecordInit', 'PyAVInit', 'OpenCVInit')
 
 
 def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, object]:
@@ -52,12 +61,17 @@ def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, 
     Args:
         model (nn.Module): An OpenMMLab model with a ``data_preprocessor``.
         pipeline (Sequence[dict]): The test pipeline; a first
-            ``LoadImageFromFile`` fixes the channel order. Defaults to ().
+            ``LoadImageFromFile`` or video reader of :data:`RGB_VIDEO_READERS`
+            fixes the channel order. Defaults to ().
 
     Returns:
         dict: ``input_size`` [H, W]; ``mean`` and ``std`` (3 floats in the input's
         channel order) or None; ``channel_order`` 'RGB', 'BGR' or a sentence;
-        ``classes`` when known.
+        ``classes`` when known; for an mmaction2 recogniser ``frames``, T of its
+        clips: the ``clip_len`` of the pipeline's frame sampler (e.g. SampleFrames).
+
+    Raises:
+        ValueError: A recogniser whose pipeline has no ``clip_len``.
     """
     preprocessor = getattr(model, 'data_preprocessor', None)
     normalised = getattr(preprocessor, '_enable_normalize', False)
@@ -67,9 +81,11 @@ def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, 
     loader = pipeline[0].get('type', '') if pipeline else ''
     if isinstance(loader, str) and loader.endswith('LoadImageFromFile'):
         channel_order = 'RGB' if swapped else 'BGR'
+    elif isinstance(loader, str) and loader.split('.')[-1] in RGB_VIDEO_READERS:
+        channel_order = 'BGR' if swapped else 'RGB'
     else:
         channel_order = (f"the data set's order{', reversed' if swapped else ''} "
-                         '(the test pipeline does not load image files)')
+                         '(the test pipeline reads neither image files nor videos)')
     spec = dict(
         input_size=list(input_size(model)),
         mean=preprocessor.mean.flatten().tolist() if normalised else None,
@@ -78,6 +94,12 @@ def preprocessing(model: nn.Module, pipeline: Sequence[dict] = ()) -> Dict[str, 
     classes = getattr(model, 'dataset_meta', {}).get('classes')
     if classes is not None:
         spec['classes'] = list(classes)
+    if is_recognizer(model):
+        lengths = [t['clip_len'] for t in pipeline if 'clip_len' in t]
+        if not lengths:
+            raise ValueError('the test pipeline samples no clip: a recogniser needs a frame '
+                             "sampler with clip_len (e.g. dict(type='SampleFrames', clip_len=8))")
+        spec['frames'] = int(lengths[0])
     return spec
 
 
@@ -95,21 +117,24 @@ def export_onnx(module: nn.Module,
                 verbose: bool = False,
                 outputs: Optional[Sequence[str]] = None,
                 metadata: Optional[Dict[str, object]] = None) -> None:
-    """Export ``module(images)`` (eval mode) to ``path``: input 'images', batch
-    axis 'batch' dynamic; weights over 2 GB to an external data file.
+    """Export ``module(inputs)`` (eval mode) to ``path``: input 'images' or 'clips'
+    (:data:`INPUT_LAYOUTS`), batch axis 'batch' dynamic, the others fixed; weights
+    over 2 GB to an external data file.
 
     Args:
         module (nn.Module): See :func:`export_part`.
-        example (Tensor): Example images (B, 3, H, W), B >= 2.
+        example (Tensor): Example images (B, 3, H, W) or clips (B, 3, T, H, W), B >= 2.
         path (str): The ``.onnx`` file to write.
         opset (int): ONNX opset. Defaults to :data:`DEFAULT_OPSET`.
         verbose (bool): Print the exporter's progress. Defaults to False.
         outputs (Sequence[str], optional): Output names. Defaults to None.
         metadata (dict, optional): ``metadata_props``, values as JSON.
     """
-    if example.dim() != 4 or example.shape[0] < 2:
-        raise ValueError(f'example of shape {tuple(example.shape)}: the example images must be '
-                         '(B, 3, H, W) with B >= 2, so that the batch axis stays dynamic')
+    layout = INPUT_LAYOUTS.get(example.dim())
+    if layout is None or example.shape[0] < 2:
+        allowed = ' or '.join(f'{name} {shape}' for name, shape in INPUT_LAYOUTS.values())
+        raise ValueError(f'example of shape {tuple(example.shape)}: the example must be '
+                         f'{allowed} with B >= 2, so that the batch axis stays dynamic')
     batch = torch.export.Dim('batch', min=1)
     with warnings.catch_warnings():
         # A DyT block keeps its last masks as an attribute (for the activation
@@ -122,7 +147,7 @@ def export_onnx(module: nn.Module,
                 0: batch
             }, ),
             opset_version=opset,
-            input_names=['images'],
+            input_names=[layout[0]],
             output_names=None if outputs is None else list(outputs),
             verbose=verbose)
     for key, value in (metadata or {}).items():
@@ -131,7 +156,8 @@ def export_onnx(module: nn.Module,
 
 
 class OnnxRuntimeModel:
-    """An ONNX file (one input, the images) run by ONNX Runtime, called like the module.
+    """An ONNX file (one input, the images or clips) run by ONNX Runtime, called like the
+    module.
 
     On the CPU its intra-op threads spin while idle only under
     ``OMP_WAIT_POLICY=ACTIVE``, as torch's (docs/benchmarks.md). With a CUDA or
@@ -174,8 +200,8 @@ class OnnxRuntimeModel:
         self.on_gpu = providers[0] != 'CPUExecutionProvider'
 
     def __call__(self, images: torch.Tensor) -> Union[torch.Tensor, Sequence[torch.Tensor]]:
-        """Images (B, 3, H, W) -> the exported module's output: a tensor, or a
-        tuple of them when it returns several."""
+        """Images (B, 3, H, W) or clips (B, 3, T, H, W) -> the exported module's
+        output: a tensor, or a tuple of them when it returns several."""
         if images.is_cuda and self.on_gpu:
             tensors = self._run_bound(images)
         else:

@@ -77,3 +77,21 @@ def test_documented_onnx_command(tmp_path):
     for eager, onnx in zip(rows[1::4], rows[3::4]):
         assert onnx['flop_ratio'] == eager['flop_ratio'] > 1.2
         assert onnx['vs_eager'] > 0 and onnx['images_per_s']['median'] > 0
+
+
+def test_documented_clip_onnx_command(tmp_path):
+    """docs/benchmarks.md's clip command with ONNX Runtime as typed (tiny ViT, 2 frames, one
+    clip a call: the export's example is that clip twice; real export and runtime): the
+    eager then the ONNX Runtime rows of dense and DyT, per clip, of 2 frames; the FLOP
+    ratio of a backend's DyT row the same; ``vs_eager`` on ONNX Runtime's rows only."""
+    tokens = command(REPO / 'docs/benchmarks.md',
+                     'python tools/analysis_tools/benchmark.py --frames 2 --backends eager onnx')
+    run_command(tokens, tmp_path)
+    rows = json.loads((tmp_path / tokens[tokens.index('--json') + 1]).read_text())['rows']
+    assert [(r['backend'], r['model']) for r in rows] == [(backend, model)
+                                                          for backend in ('eager', 'onnx')
+                                                          for model in ('dense', 'mlp @ 0.5')]
+    assert {(r['batch_size'], r['frames']) for r in rows} == {(1, 2)}
+    assert rows[3]['flop_ratio'] == rows[1]['flop_ratio'] > 1.2
+    assert [('vs_eager' in r) for r in rows] == [False, False, True, True]
+    assert all(r['clips_per_s']['median'] > 0 and 'images_per_s' not in r for r in rows)

@@ -1,6 +1,7 @@
 """Every entry point loads torch with OpenMP's passive wait policy and libgomp's short
 spin (mmvitdyn/openmp_wait.py): a probe imported at interpreter start records the
-policy and the spin count in the environment at the moment a script first imports torch."""
+policy and the spin count in the environment at the moment a script first imports torch,
+and ends the process there (what follows cannot change what torch loaded with)."""
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import os, sys
 
 class _TorchImportProbe:
     """Write OMP_WAIT_POLICY and GOMP_SPINCOUNT, as they are when torch is first
-    imported, to $PROBE_OUT."""
+    imported, to $PROBE_OUT, and exit."""
 
     def find_spec(self, name, path=None, target=None):
         if name == 'torch':
@@ -24,6 +25,7 @@ class _TorchImportProbe:
             with open(os.environ['PROBE_OUT'], 'w') as f:
                 f.write(' '.join(os.environ.get(key, '<unset>')
                                  for key in ('OMP_WAIT_POLICY', 'GOMP_SPINCOUNT')))
+            os._exit(0)
         return None
 
 

@@ -28,7 +28,8 @@ Clips (``--frames T``): the same comparison on video models
 attentive pooling over the tokens of all frames, a 400-way head) fed random
 clips (B, 3, T, H, W); batch sizes count clips, rows give ``clips_per_s``,
 FLOPs are per clip (DyT: each frame at its active tokens; gates calibrated
-over all frames of the batch).
+over all frames of the batch). ``--backends onnx`` exports the video models
+with clips of T frames as their input (the batch axis free).
 
 Token reduction (``--reduction``): instead of the dispatch variants, one
 row per entry of :data:`REDUCTION_METHODS` (DyT, its top-K ablation, ToMe,
@@ -148,8 +149,6 @@ def parse_args(argv=None):
                      'comparison (not with --reduction or --trained)')
     args.batch_sizes = args.batch_sizes or DEFAULT_BATCH_SIZES[args.mode]
     parse_timing_options(parser, args)
-    if 'onnx' in args.backends and args.frames is not None:
-        parser.error('--backends onnx exports image models; --frames times eager or compile')
     parse_backend_options(parser, args)
     return parser, args
 

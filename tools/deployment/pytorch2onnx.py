@@ -20,6 +20,12 @@ backbone's outputs, e.g. the feature maps a segmentor's UperNet reads:
         configs/dyt/upernet_vit-b-p16-dyt_d64_8xb2-160k_ade20k-512x512.py CKPT \\
         upernet_dyt_backbone.onnx --part backbone --img-size 512
 
+A video config (an mmaction2 recogniser, ``configs/dyt_video/``) exports
+with clips (B, 3, T, H, W) as its input 'clips', T the ``clip_len`` of its
+test pipeline's frame sampler (stored as ``frames``), and one row of class
+scores a clip: a test sample of several views (clips, crops) is that many
+rows, whose scores the caller averages (``average_clips='score'``).
+
 DyT's token dispatch exports as it runs in evaluation (active tokens only,
 gathered across the batch). The model is built as the Runner builds it
 (:func:`mmvitdyn.apis.init_model`); the checkpoint is read by the project's
@@ -35,8 +41,8 @@ from mmengine.config import DictAction
 from mmvitdyn.apis import init_model
 from mmvitdyn.checkpoint import is_local_path, trusted_checkpoints, trusted_names
 from mmvitdyn.cli import add_trust_option
-from mmvitdyn.deployment import (DEFAULT_OPSET, EXPORT_PARTS, export_onnx, export_part, input_size,
-                                 output_names, preprocessing)
+from mmvitdyn.deployment import (DEFAULT_OPSET, EXPORT_PARTS, INPUT_LAYOUTS, export_onnx,
+                                 export_part, input_size, output_names, preprocessing)
 from mmvitdyn.engine import SetupError, config_inputs, load_config
 from mmvitdyn.utils import OutputIsInputError, atomic_target, refuse_overwriting_inputs
 
@@ -92,20 +98,24 @@ def main(argv=None):
         except (SetupError, FileNotFoundError, OutputIsInputError) as err:
             parser.error(str(err))
     size = input_size(model) if args.img_size is None else (args.img_size[0], args.img_size[-1])
+    try:
+        spec = preprocessing(model,
+                             cfg.get('test_dataloader', {}).get('dataset', {}).get('pipeline', ()))
+    except ValueError as err:
+        parser.error(f'{args.config}: {err}')
+    spec['input_size'] = list(size)
     module = export_part(model, args.part)
-    example = torch.zeros(2, 3, *size)
+    shape = (3, spec['frames'], *size) if 'frames' in spec else (3, *size)
+    example = torch.zeros(2, *shape)
     with torch.no_grad():
         example_outputs = module(example)
     names = output_names(example_outputs, args.part)
     shapes = [example_outputs] if isinstance(example_outputs, torch.Tensor) else example_outputs
-    spec = preprocessing(model,
-                         cfg.get('test_dataloader', {}).get('dataset', {}).get('pipeline', ()))
-    spec['input_size'] = list(size)
     with atomic_target(args.out, inputs) as tmp:
         export_onnx(module, example, str(tmp), opset=args.opset, outputs=names, metadata=spec)
     print(f'Exported {args.part} of {args.config} (opset {args.opset}) to {args.out}')
-    print(f"input 'images': float32 (batch, 3, {size[0]}, {size[1]}), channels "
-          f"{spec['channel_order']}, " +
+    print(f"input {INPUT_LAYOUTS[example.dim()][0]!r}: float32 "
+          f"(batch, {', '.join(map(str, shape))}), channels {spec['channel_order']}, " +
           (f"(pixel - mean) / std with mean {spec['mean']} std {spec['std']}"
            if spec['mean'] is not None else 'pixel values (0-255, not normalised)'))
     for name, output in zip(names, shapes):
